@@ -1,0 +1,210 @@
+/**
+ * The `servingcast` command line (`deno task sim`): argument parsing, file
+ * output and the terminal. Everything else is in `core/`.
+ *
+ * Exit codes: 0 success; 1 an unexpected failure; 2 bad input (usage, file,
+ * YAML, schema, impossible deployment).
+ *
+ * @module
+ */
+import { Command, CommanderError, Option } from "commander";
+import { InputError } from "./core/config/errors.ts";
+import { describeRun, runFiles, simulationSection } from "./core/run.ts";
+import type { RunOutput } from "./core/run.ts";
+import type { StepRecord } from "./core/engine/types.ts";
+import { formatSummaryTable } from "./core/report/table.ts";
+import { formatSummaryJson } from "./core/report/json.ts";
+import { formatChromeTrace, formatRequestCsv } from "./core/report/profile.ts";
+
+/** The bundled example, used when no file is named. */
+export const EXAMPLE = {
+  instance: new URL("./examples/instances.yaml", import.meta.url).pathname,
+  common: new URL("./examples/common.yaml", import.meta.url).pathname,
+};
+
+interface CliOptions {
+  instance_config_path?: string[];
+  common_config_path?: string;
+  enable_profiling?: boolean;
+  profiling_output_path: string;
+  output_json?: string;
+  seed?: number;
+  quiet?: boolean;
+  format: "table" | "json" | "csv";
+}
+
+function program(): Command {
+  return new Command()
+    .name("servingcast")
+    .description(
+      "Run a service inference simulation driven by YAML configuration files.\n" +
+        "With no arguments it runs the bundled example (examples/instances.yaml, examples/common.yaml).",
+    )
+    .helpOption("-h, --help", "show this help message and exit")
+    .option(
+      "--instance_config_path <paths...>",
+      "YAML file(s) declaring one or more instance groups (role, count, device, TP/DP); groups from all files are combined",
+    )
+    .option("--common_config_path <path>", "YAML file with the model, the request workload and serving limits")
+    .option("--enable_profiling", "write a Chrome trace and a per-request CSV (default: False)")
+    .option("--profiling_output_path <dir>", "directory for profiling results", "./profiling_results")
+    .option("--output_json <file>", "also write the summary as JSON to this file")
+    .addOption(
+      new Option("--seed <n>", "override load_gen.seed").argParser((v) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 0) {
+          throw new CommanderError(2, "seed", `--seed: expected a non-negative integer, got '${v}'`);
+        }
+        return n;
+      }),
+    )
+    .option("--quiet", "print only the summary (no notes, no description line)")
+    .addOption(new Option("--format <format>", "stdout format").choices(["table", "json", "csv"]).default("table"))
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => Deno.stderr.writeSync(new TextEncoder().encode(s)) });
+}
+
+const encoder = new TextEncoder();
+const err = (s: string) => Deno.stderr.writeSync(encoder.encode(s + "\n"));
+
+/** A progress bar on stderr, shown only on a terminal and only once a run has taken a second. */
+async function progressHook(): Promise<{ onProgress?: (done: number, total: number) => void; stop: () => void }> {
+  if (!Deno.stderr.isTerminal()) return { stop: () => {} };
+  const { default: cliProgress } = await import("cli-progress");
+  const start = performance.now();
+  let bar: InstanceType<typeof cliProgress.SingleBar> | undefined;
+  let calls = 0;
+  return {
+    onProgress: (done, total) => {
+      if (++calls % 256 !== 0 && done !== total) return;
+      if (!bar) {
+        if (performance.now() - start < 1000) return;
+        bar = new cliProgress.SingleBar(
+          { stream: process.stderr, format: "simulating [{bar}] {value}/{total} requests", clearOnComplete: true },
+          cliProgress.Presets.shades_classic,
+        );
+        bar.start(total, done);
+      }
+      bar.update(done);
+    },
+    stop: () => bar?.stop(),
+  };
+}
+
+function timestamp(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${
+    p(d.getSeconds())
+  }`;
+}
+
+function writeProfile(dir: string, out: RunOutput, steps: StepRecord[]): string {
+  let target = `${dir}/${timestamp(new Date())}`;
+  for (
+    let i = 1;
+    (() => {
+      try {
+        Deno.statSync(target);
+        return true;
+      } catch {
+        return false;
+      }
+    })();
+    i++
+  ) {
+    target = `${dir}/${timestamp(new Date())}-${i}`;
+  }
+  Deno.mkdirSync(target, { recursive: true });
+  const labels = out.result.engines.map((e) => e.label);
+  Deno.writeTextFileSync(`${target}/trace.json`, formatChromeTrace(labels, steps, out.result.requests));
+  Deno.writeTextFileSync(`${target}/requests.csv`, formatRequestCsv(out.result.requests));
+  return target;
+}
+
+/**
+ * Runs the command line.
+ *
+ * @param args the arguments (without the program name)
+ * @returns the exit code
+ */
+export async function main(args: string[]): Promise<number> {
+  let opts: CliOptions;
+  try {
+    const cmd = program();
+    cmd.parse(args, { from: "user" });
+    opts = cmd.opts<CliOptions>();
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return 0;
+      if (e.code === "seed") err(`servingcast: ${e.message}`);
+      return 2; // commander already printed its message; argparse exits 2 on usage errors
+    }
+    throw e;
+  }
+  const given = [opts.instance_config_path !== undefined, opts.common_config_path !== undefined];
+  if (given[0] !== given[1]) {
+    err(
+      `servingcast: error: ${
+        given[0] ? "--common_config_path" : "--instance_config_path"
+      } is required when the other is given`,
+    );
+    return 2;
+  }
+  const instances = opts.instance_config_path ?? [EXAMPLE.instance];
+  const common = opts.common_config_path ?? EXAMPLE.common;
+
+  const steps: StepRecord[] = [];
+  const progress = await progressHook();
+  const wallStart = performance.now();
+  let out: RunOutput;
+  try {
+    out = runFiles(instances, common, {
+      seed: opts.seed,
+      onStep: opts.enable_profiling ? (s) => steps.push(s) : undefined,
+      onProgress: progress.onProgress,
+    });
+  } catch (e) {
+    progress.stop();
+    if (e instanceof InputError) {
+      err(e.message);
+      return 2;
+    }
+    throw e;
+  }
+  progress.stop();
+  const wall = (performance.now() - wallStart) / 1000;
+
+  if (!opts.quiet) {
+    for (const n of out.plan.notices) err(n);
+    err(`${describeRun(out)} in ${wall.toFixed(2)} s wall`);
+  }
+  for (const u of out.summary.unservable) {
+    err(`warning: ${u.count} request(s) can never be served and were left out of the summary: ${u.reason}`);
+  }
+
+  const json = () => formatSummaryJson(out.summary, { simulation: simulationSection(out) });
+  const text = opts.format === "json"
+    ? json()
+    : opts.format === "csv"
+    ? formatRequestCsv(out.result.requests)
+    : formatSummaryTable(out.summary);
+  await Deno.stdout.write(encoder.encode(text));
+  if (opts.output_json) Deno.writeTextFileSync(opts.output_json, json());
+  if (opts.enable_profiling) {
+    const dir = writeProfile(opts.profiling_output_path, out, steps);
+    if (!opts.quiet) {
+      err(`profiling results written to ${dir}/ (trace.json opens in https://ui.perfetto.dev, requests.csv)`);
+    }
+  }
+  return 0;
+}
+
+if (import.meta.main) {
+  try {
+    Deno.exitCode = await main(Deno.args);
+  } catch (e) {
+    err(`servingcast: internal error: ${e instanceof Error ? e.message : String(e)}`);
+    if (Deno.env.get("SERVINGCAST_DEBUG")) err(e instanceof Error ? e.stack ?? "" : "");
+    Deno.exitCode = 1;
+  }
+}

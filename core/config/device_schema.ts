@@ -1,0 +1,81 @@
+/**
+ * The device file: a YAML description of an accelerator that is not in the
+ * catalog, named by path in `device_type`. Units are in the key names.
+ *
+ * ```yaml
+ * name: MY_ACCELERATOR          # optional; default: the file name
+ * memory_gib: 80                # required
+ * hbm_bandwidth_tb_s: 3.35      # required, TB/s (1e12 B/s)
+ * tflops: {bf16: 989, fp8: 1979, int8: 1979}   # bf16 required; fp16 defaults to bf16; others 0 = absent
+ * efficiency: {matmul: 0.8, attention: 0.75, memory: 0.9, link: 0.85}
+ * scale_up_bandwidth_gb_s: 450  # per device, one direction, inside a node
+ * scale_out_bandwidth_gb_s: 50  # per device, one direction, between nodes
+ * devices_per_node: 8
+ * collective_latency_us: 10
+ * matmul_op_overhead_us: 5
+ * other_op_overhead_us: 2
+ * step_overhead_us: 500
+ * ```
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { DeviceSpec } from "../hardware/device.ts";
+import { fraction, nonNegativeNumber, positiveInt, positiveNumber } from "./schema.ts";
+
+/** Schema of a device file; defaults are the catalog's H100 factors. */
+export const DeviceFileSchema = z.strictObject({
+  name: z.string().min(1).optional(),
+  memory_gib: positiveNumber(),
+  hbm_bandwidth_tb_s: positiveNumber(),
+  tflops: z.strictObject({
+    bf16: positiveNumber(),
+    fp16: positiveNumber().optional(),
+    fp8: nonNegativeNumber().default(0),
+    int8: nonNegativeNumber().default(0),
+    fp4: nonNegativeNumber().default(0),
+  }),
+  efficiency: z.strictObject({
+    matmul: fraction().default(0.8),
+    attention: fraction().default(0.75),
+    memory: fraction().default(0.9),
+    link: fraction().default(0.85),
+  }).prefault({}),
+  scale_up_bandwidth_gb_s: positiveNumber().default(450),
+  scale_out_bandwidth_gb_s: positiveNumber().default(50),
+  devices_per_node: positiveInt().default(8),
+  collective_latency_us: nonNegativeNumber().default(10),
+  matmul_op_overhead_us: nonNegativeNumber().default(5),
+  other_op_overhead_us: nonNegativeNumber().default(2),
+  step_overhead_us: nonNegativeNumber().default(500),
+});
+
+/** A validated device file. */
+export type DeviceFile = z.output<typeof DeviceFileSchema>;
+
+/** Converts a device file to the hardware model's units. */
+export function deviceFromFile(f: DeviceFile, fallbackName: string): DeviceSpec {
+  const T = 1e12;
+  return {
+    name: f.name ?? fallbackName,
+    memoryBytes: f.memory_gib * 2 ** 30,
+    hbmBandwidth: f.hbm_bandwidth_tb_s * T,
+    peaks: {
+      bf16: f.tflops.bf16 * T,
+      fp16: (f.tflops.fp16 ?? f.tflops.bf16) * T,
+      fp8: f.tflops.fp8 * T,
+      int8: f.tflops.int8 * T,
+      fp4: f.tflops.fp4 * T,
+    },
+    efficiency: { ...f.efficiency },
+    scaleUpBandwidth: f.scale_up_bandwidth_gb_s * 1e9,
+    scaleOutBandwidth: f.scale_out_bandwidth_gb_s * 1e9,
+    devicesPerNode: f.devices_per_node,
+    collectiveLatency: f.collective_latency_us * 1e-6,
+    matmulOpOverhead: f.matmul_op_overhead_us * 1e-6,
+    otherOpOverhead: f.other_op_overhead_us * 1e-6,
+    stepOverhead: f.step_overhead_us * 1e-6,
+    provenance: "user device file",
+    extrapolated: false,
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * Reads the user's files: the instance file(s), the common file, and what
+ * they point to (a local model `config.json`, a device file). This and
+ * `cli.ts` are the only places that touch the filesystem.
+ *
+ * @module
+ */
+import { dirname, isAbsolute, join } from "node:path";
+import { DEVICE_CATALOG } from "../hardware/devices.ts";
+import type { DeviceSpec } from "../hardware/device.ts";
+import { MODEL_ALIASES, MODEL_CATALOG } from "../model/catalog.ts";
+import type { HfConfig } from "../model/catalog.ts";
+import { modelSpecFromHf } from "../model/model_spec.ts";
+import type { ModelSpec } from "../model/model_spec.ts";
+import { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
+import { InputError } from "./errors.ts";
+import { CommonFileSchema, IGNORED_MODEL_KEYS, InstanceFileSchema } from "./schema.ts";
+import type { CommonFile, InstanceGroupConfig } from "./schema.ts";
+import type { PathPart } from "./source.ts";
+import { YamlSource } from "./source.ts";
+import { closest, validate } from "./validate.ts";
+
+/** How files are read; tests pass an in-memory map. */
+export interface FileSystem {
+  /** The text of a file; throws Deno.errors.NotFound (or any error) when it cannot. */
+  readText(path: string): string;
+  /** True when `path` is a directory. */
+  isDirectory(path: string): boolean;
+}
+
+/** The real filesystem. */
+export const denoFileSystem: FileSystem = {
+  readText: (p) => Deno.readTextFileSync(p),
+  isDirectory: (p) => {
+    try {
+      return Deno.statSync(p).isDirectory;
+    } catch {
+      return false;
+    }
+  },
+};
+
+/** One instance group with where it came from. */
+export interface LoadedGroup {
+  readonly config: InstanceGroupConfig;
+  readonly source: YamlSource;
+  /** Path of the group in its file: `["instance_groups", i]`. */
+  readonly path: readonly PathPart[];
+  readonly device: DeviceSpec;
+}
+
+/** The validated input of one run. */
+export interface LoadedConfig {
+  readonly groups: readonly LoadedGroup[];
+  readonly common: CommonFile;
+  readonly commonSource: YamlSource;
+  readonly model: ModelSpec;
+  /** Lines to show the user (ignored upstream knobs and the like). */
+  readonly notices: readonly string[];
+}
+
+function why(e: unknown): string {
+  if (e instanceof Deno.errors.NotFound) return "file not found";
+  if (e instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (e instanceof Deno.errors.IsADirectory) return "is a directory";
+  return e instanceof Error ? e.message.split("\n")[0] : String(e);
+}
+
+/** Reads and parses a YAML file; a read failure is an {@link InputError} on that file. */
+export function readYaml(path: string, fs: FileSystem = denoFileSystem): YamlSource {
+  let text: string;
+  try {
+    text = fs.readText(path);
+  } catch (e) {
+    throw new InputError({ file: path }, `cannot read: ${why(e)}`);
+  }
+  return new YamlSource(path, text);
+}
+
+const resolveFrom = (file: string, p: string) => (isAbsolute(p) ? p : join(dirname(file), p));
+const looksLikePath = (s: string) => /[\\/]|\.(ya?ml|json)$/i.test(s) || s.startsWith(".");
+
+function resolveModel(common: CommonFile, src: YamlSource, fs: FileSystem): ModelSpec {
+  const at: PathPart[] = ["model_config", "name"];
+  const name = common.model_config.name;
+  const id = MODEL_ALIASES[name] ?? name;
+  const known = MODEL_CATALOG[id];
+  if (known) return modelSpecFromHf(name, known, (f, d) => src.fail(at, `catalog entry ${f}: ${d}`));
+  if (!looksLikePath(name) && !fs.isDirectory(resolveFrom(src.file, name))) {
+    const near = closest(name, Object.keys(MODEL_CATALOG));
+    const hint = near ? `; did you mean '${near}'?` : " (not in the catalog; give a path to a config.json for others)";
+    return src.fail(at, `unknown model '${name}'${hint}`);
+  }
+  let file = resolveFrom(src.file, name);
+  if (fs.isDirectory(file)) file = join(file, "config.json");
+  let cfgSrc: YamlSource;
+  try {
+    cfgSrc = readYaml(file, fs);
+  } catch (e) {
+    if (e instanceof InputError && e.location.line === undefined) {
+      src.fail(at, `cannot read ${file}: ${e.detail.replace(/^cannot read: /, "")}`);
+    }
+    throw e;
+  }
+  if (cfgSrc.data === null || typeof cfgSrc.data !== "object" || Array.isArray(cfgSrc.data)) {
+    cfgSrc.fail([], "expected a JSON object (a Hugging Face config.json)");
+  }
+  return modelSpecFromHf(name, cfgSrc.data as HfConfig, (f, d) => cfgSrc.fail([f], d));
+}
+
+function resolveDevice(g: InstanceGroupConfig, src: YamlSource, path: readonly PathPart[], fs: FileSystem): DeviceSpec {
+  const at = [...path, "device_type"];
+  const known = DEVICE_CATALOG[g.device_type];
+  if (known) return known;
+  if (!looksLikePath(g.device_type)) {
+    const near = closest(g.device_type, Object.keys(DEVICE_CATALOG));
+    const hint = near
+      ? `; did you mean '${near}'?`
+      : ` (known: ${Object.keys(DEVICE_CATALOG).join(", ")}; or a path to a device file)`;
+    return src.fail(at, `unknown device '${g.device_type}'${hint}`);
+  }
+  const file = resolveFrom(src.file, g.device_type);
+  let devSrc: YamlSource;
+  try {
+    devSrc = readYaml(file, fs);
+  } catch (e) {
+    if (e instanceof InputError && e.location.line === undefined) {
+      src.fail(at, `cannot read device file ${file}: ${e.detail.replace(/^cannot read: /, "")}`);
+    }
+    throw e;
+  }
+  const stem = file.replace(/^.*[\\/]/, "").replace(/\.ya?ml$/i, "");
+  return deviceFromFile(validate(devSrc, DeviceFileSchema), stem);
+}
+
+/**
+ * Loads and validates a run's files.
+ *
+ * @param instancePaths one or more instance files (their groups are concatenated)
+ * @param commonPath the common file
+ * @param fs where to read from (default: the real filesystem)
+ * @throws {InputError} for any bad input, located at file:line:col and key path
+ */
+export function loadConfig(
+  instancePaths: readonly string[],
+  commonPath: string,
+  fs: FileSystem = denoFileSystem,
+): LoadedConfig {
+  const groups: LoadedGroup[] = [];
+  const sources = instancePaths.map((p) => readYaml(p, fs));
+  const commonSource = readYaml(commonPath, fs);
+  for (const src of sources) {
+    const file = validate(src, InstanceFileSchema);
+    file.instance_groups.forEach((config, i) => {
+      const path = ["instance_groups", i];
+      groups.push({ config, source: src, path, device: resolveDevice(config, src, path, fs) });
+    });
+  }
+  const common = validate(commonSource, CommonFileSchema);
+  const notices: string[] = [];
+  const ignored = IGNORED_MODEL_KEYS.filter((k) => common.model_config[k] !== undefined);
+  if (ignored.length) {
+    notices.push(
+      `note: ${commonPath}: upstream estimator settings have no effect here and are ignored: ${ignored.join(", ")}`,
+    );
+  }
+  const model = resolveModel(common, commonSource, fs);
+  return { groups, common, commonSource, model, notices };
+}

@@ -1,0 +1,36 @@
+/**
+ * Configuration: the upstream ServingCast files (instance and common),
+ * validated with positions for every error, and resolved into a
+ * simulation plan.
+ *
+ * @module
+ */
+export { describeValue, formatInputError, InputError } from "./errors.ts";
+export type { SourceLocation } from "./errors.ts";
+export { keyPathString, YamlSource } from "./source.ts";
+export type { PathPart } from "./source.ts";
+export { closest, editDistance, knownKeys, validate } from "./validate.ts";
+export {
+  ARRIVAL_PROCESSES,
+  ATTENTION_QUANT,
+  CommonFileSchema,
+  IGNORED_MODEL_KEYS,
+  InstanceFileSchema,
+  LINEAR_QUANT,
+  PD_ROLES,
+  ROUTING_POLICIES,
+} from "./schema.ts";
+export type {
+  CommonFile,
+  InstanceFile,
+  InstanceGroupConfig,
+  LoadGenConfig,
+  ModelConfig,
+  ServingConfig,
+} from "./schema.ts";
+export { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
+export type { DeviceFile } from "./device_schema.ts";
+export { denoFileSystem, loadConfig, readYaml } from "./load.ts";
+export type { FileSystem, LoadedConfig, LoadedGroup } from "./load.ts";
+export { buildPlan } from "./plan.ts";
+export type { GroupPlan, PlanOptions, SimulationPlan } from "./plan.ts";

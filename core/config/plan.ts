@@ -1,0 +1,257 @@
+/**
+ * Turns a validated configuration into what the simulator runs: for each
+ * instance group its parallel layout, cost model and memory plan, and one
+ * engine per DP rank of every instance. Every rule that needs the model or
+ * the device (TP dividing the heads, the model fitting in memory, the PD
+ * topology) is checked here and reported at the key that breaks it.
+ *
+ * @module
+ */
+import { kvValueBytes, linearQuant } from "../hardware/quant.ts";
+import type { LinearQuant } from "../hardware/quant.ts";
+import { planMemory } from "../hardware/memory.ts";
+import type { MemoryPlan } from "../hardware/memory.ts";
+import { RooflineCostModel } from "../hardware/roofline.ts";
+import type { EngineLayout } from "../hardware/roofline.ts";
+import type { DeviceSpec } from "../hardware/device.ts";
+import type { ModelSpec } from "../model/model_spec.ts";
+import type { EngineSpec, SimulationInput } from "../engine/types.ts";
+import { unservableReason } from "../engine/engine.ts";
+import type { LoadedConfig, LoadedGroup } from "./load.ts";
+
+/** The resolved deployment of one instance group. */
+export interface GroupPlan {
+  readonly index: number;
+  /** `name`, or `group<i>`. */
+  readonly name: string;
+  readonly role: "prefill" | "decode" | "both";
+  readonly numInstances: number;
+  readonly devicesPerInstance: number;
+  readonly dp: number;
+  readonly device: DeviceSpec;
+  readonly layout: EngineLayout;
+  readonly quant: LinearQuant;
+  readonly cost: RooflineCostModel;
+  readonly memory: MemoryPlan;
+}
+
+/** Everything a run needs, resolved. */
+export interface SimulationPlan {
+  readonly input: SimulationInput;
+  readonly model: ModelSpec;
+  readonly groups: readonly GroupPlan[];
+  readonly notices: readonly string[];
+  readonly config: LoadedConfig;
+}
+
+/** Options that override the files. */
+export interface PlanOptions {
+  /** Overrides `load_gen.seed`. */
+  readonly seed?: number;
+}
+
+const gib = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`;
+
+function checkTopology(cfg: LoadedConfig): void {
+  const roles = new Set(cfg.groups.map((g) => g.config.pd_role));
+  const bad = (role: string, rule: string) => {
+    const g = cfg.groups.find((x) => x.config.pd_role === role)!;
+    g.source.fail([...g.path, "pd_role"], rule);
+  };
+  if (roles.has("both") && (roles.has("prefill") || roles.has("decode"))) {
+    bad(
+      roles.has("prefill") ? "prefill" : "decode",
+      "'both' groups cannot be mixed with 'prefill' or 'decode' groups: use only 'both' (aggregated) or 'prefill' and 'decode' together (disaggregated)",
+    );
+  }
+  if (roles.has("prefill") !== roles.has("decode")) {
+    bad(
+      roles.has("prefill") ? "prefill" : "decode",
+      `a '${roles.has("prefill") ? "prefill" : "decode"}' group needs a '${
+        roles.has("prefill") ? "decode" : "prefill"
+      }' group to pair with`,
+    );
+  }
+  if (roles.has("prefill")) {
+    bad("prefill", "prefill/decode disaggregation is not supported yet: use pd_role 'both'");
+  }
+}
+
+function layoutOf(g: LoadedGroup, model: ModelSpec): { layout: EngineLayout; dp: number } {
+  const c = g.config;
+  const p = c.parallel_config;
+  const at = (k: string) => [...g.path, "parallel_config", k];
+  const fail = (k: string, msg: string): never => g.source.fail(k ? at(k) : g.path, msg);
+  const world = p.world_size ?? c.num_devices_per_instance;
+  if (world !== c.num_devices_per_instance) {
+    fail("world_size", `must equal num_devices_per_instance (${c.num_devices_per_instance}), got ${world}`);
+  }
+  const dp = p.dp_size;
+  if (world % dp !== 0) fail("dp_size", `must divide world_size (${world}), got ${dp}`);
+  const tp = p.tp_size ?? world / dp;
+  if (tp * dp !== world) {
+    fail(p.tp_size ? "tp_size" : "dp_size", `tp_size × dp_size must equal world_size: ${tp} × ${dp} ≠ ${world}`);
+  }
+  if (model.heads % tp !== 0) {
+    fail("tp_size", `must divide the ${model.heads} attention heads of ${model.id}, got ${tp}`);
+  }
+  if (tp % p.dcp_size !== 0) fail("dcp_size", `must divide tp_size (${tp}), got ${p.dcp_size}`);
+  if (!model.mla && model.kvHeads < tp / p.dcp_size && p.dcp_size > 1) {
+    fail("dcp_size", `needs num_key_value_heads (${model.kvHeads}) ≥ tp_size / dcp_size (${tp / p.dcp_size})`);
+  }
+  const mlpTp = p.mlp_tp_size ?? tp;
+  if (mlpTp > tp || tp % mlpTp !== 0) {
+    fail(
+      "mlp_tp_size",
+      `must divide tp_size (${tp}); an MLP sharded across DP ranks is not supported yet, got ${mlpTp}`,
+    );
+  }
+  if (model.intermediate % mlpTp !== 0) {
+    fail("mlp_tp_size", `must divide the intermediate size (${model.intermediate}) of ${model.id}, got ${mlpTp}`);
+  }
+  const lmheadTp = p.lmhead_tp_size ?? tp;
+  if (lmheadTp > tp || tp % lmheadTp !== 0) {
+    fail(
+      "lmhead_tp_size",
+      `must divide tp_size (${tp}); an LM head sharded across DP ranks is not supported yet, got ${lmheadTp}`,
+    );
+  }
+  for (const k of ["mlp_dp_size", "lmhead_dp_size"] as const) {
+    const v = p[k];
+    const ownTp = k === "mlp_dp_size" ? mlpTp : lmheadTp;
+    if (v !== null && v * ownTp !== world) {
+      fail(k, `${k.replace("dp", "tp")} × ${k} must equal world_size: ${ownTp} × ${v} ≠ ${world}`);
+    }
+  }
+  return { layout: { tp, mlpTp, lmheadTp, dcp: p.dcp_size }, dp };
+}
+
+/**
+ * Resolves a loaded configuration into engines.
+ *
+ * @throws {InputError} for a deployment that cannot run (model too large,
+ *   layout not dividing the model, unsupported topology)
+ */
+export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): SimulationPlan {
+  const { common, model } = cfg;
+  const mc = common.model_config;
+  const sc = common.serving_config;
+  const lg = common.load_gen;
+  const notices = [...cfg.notices];
+  if (model.family !== "dense") {
+    cfg.commonSource.fail(
+      ["model_config", "name"],
+      `${model.id} is a ${
+        model.family === "moe" ? "mixture-of-experts" : "MLA + mixture-of-experts"
+      } model; only dense (MHA/GQA) models are supported yet`,
+    );
+  }
+  checkTopology(cfg);
+  const groups: GroupPlan[] = [];
+  const engines: EngineSpec[] = [];
+  for (const [index, g] of cfg.groups.entries()) {
+    const { layout, dp } = layoutOf(g, model);
+    if (g.config.parallel_config.ep_size > 1) {
+      notices.push(
+        `note: ${g.source.file}: instance group ${index}: ep_size is ignored for the dense model ${model.id}`,
+      );
+    }
+    const device = g.device;
+    const quant = linearQuant(mc.quantize_linear_action, mc.mxfp4_group_size, device);
+    if (quant.fallback) notices.push(`note: ${quant.fallback}`);
+    const comm = g.config.communication_config;
+    const cost = new RooflineCostModel({
+      model,
+      device,
+      layout,
+      linear: quant,
+      lmheadWeightBytes: mc.quantize_lmhead ? quant.weightBytes : 2,
+      kvBytes: kvValueBytes(mc.quantize_attention_action),
+      host2deviceBandwidth: mc.enable_preprocessing_modeling ? comm.host2device_bandwidth * comm.host2device_rate : 0,
+      blockSize: sc.block_size,
+    });
+    const memory = planMemory(cost, {
+      memoryFraction: sc.kv_cache_memory_fraction,
+      blockSize: sc.block_size,
+      maxTokens: sc.max_tokens_budget,
+      maxSeqs: sc.max_num_seqs,
+      pinnedBlocks: sc.num_kv_blocks,
+    });
+    const where = g.config.parallel_config.tp_size !== undefined
+      ? [...g.path, "parallel_config", "tp_size"]
+      : [...g.path, "num_devices_per_instance"];
+    const need = memory.weightBytes + memory.activationBytes + memory.runtimeBytes;
+    if (memory.kvBytes < memory.kvBlockBytes) {
+      g.source.fail(
+        where,
+        `${model.id} does not fit on ${device.name} with tp_size ${layout.tp}: needs ${gib(need)} per device (weights ${
+          gib(memory.weightBytes)
+        }, activations ${gib(memory.activationBytes)}, runtime ${gib(memory.runtimeBytes)}) plus KV blocks of ${
+          (memory.kvBlockBytes / 2 ** 20).toFixed(1)
+        } MiB, but ${gib(memory.usableBytes)} is usable (kv_cache_memory_fraction ${sc.kv_cache_memory_fraction} of ${
+          gib(memory.deviceBytes)
+        })`,
+      );
+    }
+    if (sc.num_kv_blocks !== null && sc.num_kv_blocks * memory.kvBlockBytes > memory.kvBytes) {
+      cfg.commonSource.fail(
+        ["serving_config", "num_kv_blocks"],
+        `${sc.num_kv_blocks} blocks need ${
+          gib(sc.num_kv_blocks * memory.kvBlockBytes)
+        } per device on ${device.name}, but only ${
+          gib(memory.kvBytes)
+        } is left after weights and activations (at most ${Math.floor(memory.kvBytes / memory.kvBlockBytes)} blocks)`,
+      );
+    }
+    const name = g.config.name ?? `group${index}`;
+    groups.push({
+      index,
+      name,
+      role: g.config.pd_role,
+      numInstances: g.config.num_instances,
+      devicesPerInstance: g.config.num_devices_per_instance,
+      dp,
+      device,
+      layout,
+      quant,
+      cost,
+      memory,
+    });
+    for (let inst = 0; inst < g.config.num_instances; inst++) {
+      for (let rank = 0; rank < dp; rank++) {
+        engines.push({
+          label: `${name}/${inst}/dp${rank}`,
+          group: index,
+          cost,
+          kvBlocks: memory.kvBlocks,
+          blockSize: sc.block_size,
+          maxTokens: sc.max_tokens_budget,
+          maxSeqs: sc.max_num_seqs,
+          chunkedPrefill: sc.enable_chunked_prefill,
+          maxModelLen: model.maxPositions,
+        });
+      }
+    }
+  }
+  // Identical requests: if none fits any engine, the deployment cannot serve the workload at all.
+  const reasons = engines.map((e) => unservableReason(e, lg.num_input_tokens, lg.num_output_tokens));
+  if (reasons.every((r) => r !== undefined)) {
+    cfg.commonSource.fail(
+      ["load_gen", "num_input_tokens"],
+      `no engine can ever serve a request of ${lg.num_input_tokens} + ${lg.num_output_tokens} tokens: ${reasons[0]}`,
+    );
+  }
+  const input: SimulationInput = {
+    engines,
+    routing: sc.routing_policy,
+    workload: {
+      numRequests: lg.num_requests,
+      inputTokens: lg.num_input_tokens,
+      outputTokens: lg.num_output_tokens,
+      arrival: { rate: lg.request_rate, process: lg.arrival_process, cv: lg.arrival_cv },
+      maxConcurrency: sc.max_concurrency,
+      seed: options.seed ?? lg.seed,
+    },
+  };
+  return { input, model, groups, notices, config: cfg };
+}

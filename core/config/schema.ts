@@ -1,0 +1,218 @@
+/**
+ * Schemas of the two upstream ServingCast files (instance file and common
+ * file), per `shared/spec/config.md`. Every key has its upstream default;
+ * keys marked ext are ours and optional. Unknown keys are rejected.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { describeValue } from "./errors.ts";
+
+const got = (i: { input?: unknown }) => `got ${describeValue(i.input)}`;
+
+/** A positive integer (> 0). */
+export const positiveInt = () =>
+  z.int({ error: (i) => `expected a positive integer, ${got(i)}` })
+    .positive({ error: (i) => `expected a positive integer, ${got(i)}` });
+
+/** A non-negative integer (>= 0). */
+export const nonNegativeInt = () =>
+  z.int({ error: (i) => `expected a non-negative integer, ${got(i)}` })
+    .nonnegative({ error: (i) => `expected a non-negative integer, ${got(i)}` });
+
+/** A finite number > 0. */
+export const positiveNumber = () =>
+  z.number({ error: (i) => `expected a positive number, ${got(i)}` })
+    .positive({ error: (i) => `expected a positive number, ${got(i)}` });
+
+/** A finite number >= 0. */
+export const nonNegativeNumber = () =>
+  z.number({ error: (i) => `expected a non-negative number, ${got(i)}` })
+    .nonnegative({ error: (i) => `expected a non-negative number, ${got(i)}` });
+
+/** An efficiency in (0, 1]. */
+export const fraction = () =>
+  z.number({ error: (i) => `expected a number in (0, 1], ${got(i)}` })
+    .positive({ error: (i) => `expected a number in (0, 1], ${got(i)}` })
+    .max(1, { error: (i) => `expected a number in (0, 1], ${got(i)}` });
+
+const bool = () => z.boolean({ error: (i) => `expected true or false, ${got(i)}` });
+
+/** One of a fixed set of names. */
+export const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, {
+    error: (i) => `expected one of ${values.join(", ")}, ${got(i)}`,
+  });
+
+/** A parallel size that may be null (= inherit). */
+const inheritSize = () => positiveInt().nullable().default(null);
+
+/** `parallel_config` of an instance group. Sizes default to a single-device layout. */
+export const ParallelConfigSchema = z.strictObject({
+  world_size: positiveInt().optional(),
+  tp_size: positiveInt().optional(),
+  dp_size: positiveInt().default(1),
+  dcp_size: positiveInt().default(1),
+  mlp_tp_size: inheritSize(),
+  mlp_dp_size: inheritSize(),
+  lmhead_tp_size: inheritSize(),
+  lmhead_dp_size: inheritSize(),
+  ep_size: positiveInt().default(1),
+  moe_tp_size: positiveInt().default(1),
+  moe_dp_size: inheritSize(),
+});
+
+/** `communication_config` of an instance group (bandwidths in B/s, latency in s). */
+export const CommunicationConfigSchema = z.strictObject({
+  host2device_bandwidth: positiveNumber().default(1e10),
+  host2device_rate: fraction().default(0.5),
+  device2device_bandwidth: positiveNumber().default(4e9),
+  device2device_rate: fraction().default(0.5),
+  /** ext: fixed latency per KV transfer, seconds. */
+  device2device_latency: nonNegativeNumber().default(0),
+});
+
+/** The serving roles of an instance group. */
+export const PD_ROLES = ["prefill", "decode", "both"] as const;
+
+/** One instance group: `num_instances` identical instances of one layout. */
+export const InstanceGroupSchema = z.strictObject({
+  num_instances: positiveInt(),
+  num_devices_per_instance: positiveInt(),
+  pd_role: oneOf(PD_ROLES),
+  device_type: z.string({ error: (i) => `expected a device name or path, ${got(i)}` })
+    .min(1).default("TEST_DEVICE"),
+  name: z.string().optional(),
+  parallel_config: ParallelConfigSchema.prefault({}),
+  communication_config: CommunicationConfigSchema.prefault({}),
+});
+
+/** The instance file. */
+export const InstanceFileSchema = z.strictObject({
+  instance_groups: z.array(InstanceGroupSchema, {
+    error: (i) => `expected a list of instance groups, ${got(i)}`,
+  }).min(1, { error: "expected at least one instance group, got an empty list" }),
+});
+
+/** Linear-layer quantization modes (upstream names). */
+export const LINEAR_QUANT = [
+  "DISABLED",
+  "W8A16_STATIC",
+  "W8A8_STATIC",
+  "W4A8_STATIC",
+  "W8A16_DYNAMIC",
+  "W8A8_DYNAMIC",
+  "W4A8_DYNAMIC",
+  "FP8",
+  "MXFP4",
+] as const;
+
+/** KV-cache quantization modes (upstream names). */
+export const ATTENTION_QUANT = ["DISABLED", "INT8", "FP8"] as const;
+
+/**
+ * Upstream estimator knobs with no meaning in this simulator: accepted and
+ * ignored, with one notice line.
+ */
+export const IGNORED_MODEL_KEYS = [
+  "do_compile",
+  "allow_graph_break",
+  "dump_input_shapes",
+  "chrome_trace",
+  "enable_multi_process",
+  "num_processes",
+  "predict_steps",
+  "enable_interpolate",
+  "interpolation_seed",
+  "fusion_plugins",
+] as const;
+
+const ignoredKeys = Object.fromEntries(
+  IGNORED_MODEL_KEYS.map((k) => [k, z.unknown().optional()]),
+) as Record<(typeof IGNORED_MODEL_KEYS)[number], z.ZodOptional<z.ZodUnknown>>;
+
+/** `model_config` of the common file. */
+export const ModelConfigSchema = z.strictObject({
+  name: z.string({ error: (i) => `expected a model id or a path to a config.json, ${got(i)}` })
+    .min(1),
+  quantize_linear_action: oneOf(LINEAR_QUANT).default("W8A8_DYNAMIC"),
+  quantize_lmhead: bool().default(false),
+  mxfp4_group_size: positiveInt().default(32),
+  quantize_attention_action: oneOf(ATTENTION_QUANT).default("DISABLED"),
+  num_mtp_tokens: nonNegativeInt().default(0),
+  enable_preprocessing_modeling: bool().default(false),
+  enable_kv_transfer_modeling: bool().default(false),
+  ...ignoredKeys,
+});
+
+/** Client arrival processes for `fixed_length` workloads. */
+export const ARRIVAL_PROCESSES = ["constant", "poisson", "gamma"] as const;
+
+/** A request rate: a positive number, or `.inf` (every request ready at t=0). */
+const requestRate = () =>
+  z.custom<number>(
+    (v) => typeof v === "number" && v > 0 && !Number.isNaN(v),
+    { error: (i) => `expected a positive number or .inf, ${got(i)}` },
+  );
+
+/** `load_gen` of the common file. */
+export const LoadGenSchema = z.strictObject({
+  load_gen_type: z.literal("fixed_length", {
+    error: (i) =>
+      i.input === "synthetic" || i.input === "trace"
+        ? `load_gen_type ${describeValue(i.input)} is not supported yet (only fixed_length)`
+        : `expected fixed_length, ${got(i)}`,
+  }).default("fixed_length"),
+  num_requests: positiveInt().default(500),
+  num_input_tokens: positiveInt().default(3500),
+  num_output_tokens: positiveInt().default(1500),
+  request_rate: requestRate().default(2.0),
+  /** ext */
+  arrival_process: oneOf(ARRIVAL_PROCESSES).default("constant"),
+  /** ext: gamma coefficient of variation. */
+  arrival_cv: positiveNumber().default(1.0),
+  /** ext */
+  seed: nonNegativeInt().default(0),
+});
+
+/** Routing policies (ext). */
+export const ROUTING_POLICIES = ["least_loaded", "round_robin", "least_kv", "random"] as const;
+
+/** `serving_config` of the common file. */
+export const ServingConfigSchema = z.strictObject({
+  max_concurrency: positiveInt().default(100),
+  block_size: positiveInt().default(128),
+  max_tokens_budget: positiveInt().default(8192),
+  /** ext */
+  max_num_seqs: positiveInt().default(256),
+  /** ext */
+  enable_chunked_prefill: bool().default(true),
+  /** ext */
+  enable_prefix_caching: bool().default(false),
+  /** ext: share of device memory the engine may use. */
+  kv_cache_memory_fraction: fraction().default(0.9),
+  /** ext: pin the KV block count per engine. */
+  num_kv_blocks: positiveInt().nullable().default(null),
+  /** ext */
+  routing_policy: oneOf(ROUTING_POLICIES).default("least_loaded"),
+});
+
+/** The common file. */
+export const CommonFileSchema = z.strictObject({
+  model_config: ModelConfigSchema,
+  load_gen: LoadGenSchema.prefault({}),
+  serving_config: ServingConfigSchema.prefault({}),
+});
+
+/** A validated instance file. */
+export type InstanceFile = z.output<typeof InstanceFileSchema>;
+/** A validated instance group. */
+export type InstanceGroupConfig = z.output<typeof InstanceGroupSchema>;
+/** A validated common file. */
+export type CommonFile = z.output<typeof CommonFileSchema>;
+/** A validated `model_config`. */
+export type ModelConfig = z.output<typeof ModelConfigSchema>;
+/** A validated `load_gen`. */
+export type LoadGenConfig = z.output<typeof LoadGenSchema>;
+/** A validated `serving_config`. */
+export type ServingConfig = z.output<typeof ServingConfigSchema>;

@@ -1,0 +1,244 @@
+/**
+ * One serving engine (a DP rank): a vLLM-v1-style continuous-batching
+ * scheduler over a paged KV cache.
+ *
+ * Each step: running requests first, in order, each taking what it still
+ * needs (a prefill chunk or one decode token) from the step's token budget;
+ * when a request needs a KV block and none is free, the most recently
+ * admitted running request is preempted (its KV dropped, to be recomputed)
+ * and put back at the front of the waiting queue. Then, if nothing was
+ * preempted, waiting requests are admitted first-come-first-served while the
+ * token budget, `max_num_seqs` and free blocks allow.
+ *
+ * @module
+ */
+import { emptyBatch } from "../hardware/roofline.ts";
+import type { BatchShape } from "../hardware/roofline.ts";
+import type { EngineLoad } from "../policy/router.ts";
+import { Deque } from "./deque.ts";
+import { BlockPool } from "./kv_cache.ts";
+import type { Request } from "./request.ts";
+import type { EngineSpec, EngineStats } from "./types.ts";
+
+/**
+ * Why a request of `input` prompt and `output` generated tokens can never
+ * complete on an engine of this spec, or undefined when it can.
+ */
+export function unservableReason(s: EngineSpec, input: number, output: number): string | undefined {
+  if (s.maxModelLen !== undefined && input + output > s.maxModelLen) {
+    return `prompt + output (${input + output} tokens) exceeds the model's context length (${s.maxModelLen})`;
+  }
+  const blocks = Math.ceil((input + output - 1) / s.blockSize);
+  if (blocks > s.kvBlocks) {
+    return `needs ${blocks} KV blocks (${input + output - 1} tokens) but an engine holds ${s.kvBlocks} (${
+      s.kvBlocks * s.blockSize
+    } tokens)`;
+  }
+  if (!s.chunkedPrefill && input > s.maxTokens) {
+    return `prompt of ${input} tokens exceeds max_tokens_budget (${s.maxTokens}) with chunked prefill off`;
+  }
+  return undefined;
+}
+
+/** The state of one engine during a simulation. */
+export class Engine implements EngineLoad {
+  readonly index: number;
+  readonly spec: EngineSpec;
+  readonly kv: BlockPool;
+  readonly waiting: Deque<Request> = new Deque();
+  readonly running: Request[] = [];
+  /** True while a step is in flight. */
+  busy = false;
+  /** When the step in flight started, µs. */
+  stepStart = 0;
+  /** True while a wake-up event is pending. */
+  wakePending = false;
+  /** Tokens of work assigned and not yet done (the least-loaded router's measure). */
+  outstanding = 0;
+  /** Requests assigned and not finished. */
+  active = 0;
+  /** The shape of the step in flight. */
+  readonly shape: BatchShape = emptyBatch();
+  // Counters for the report.
+  steps = 0;
+  busyTime = 0;
+  preemptions = 0;
+  served = 0;
+  batchedSeqs = 0;
+  peakBatch = 0;
+  #finished: Request[] = [];
+
+  constructor(index: number, spec: EngineSpec) {
+    this.index = index;
+    this.spec = spec;
+    this.kv = new BlockPool(spec.kvBlocks);
+  }
+
+  /** Whether a request of these lengths can ever complete here, or why not. */
+  whyUnservable(input: number, output: number): string | undefined {
+    return unservableReason(this.spec, input, output);
+  }
+
+  /** Queues a routed request. */
+  enqueue(r: Request): void {
+    r.engine = this.index;
+    this.outstanding += r.work;
+    this.active++;
+    this.waiting.push(r);
+  }
+
+  /** KV blocks free now (for routers). */
+  get freeKvBlocks(): number {
+    return this.kv.free;
+  }
+
+  /** True when there is anything to run. */
+  get hasWork(): boolean {
+    return this.running.length > 0 || this.waiting.size > 0;
+  }
+
+  #preempt(victim: Request): void {
+    this.kv.release(victim.blocks);
+    this.outstanding += victim.computed;
+    victim.blocks = 0;
+    victim.computed = 0;
+    victim.scheduled = 0;
+    victim.preemptions++;
+    this.preemptions++;
+    this.waiting.pushFront(victim);
+  }
+
+  #take(r: Request, n: number, b: BatchShape): void {
+    r.scheduled = n;
+    b.tokens += n;
+    b.seqs++;
+    const past = r.computed;
+    if (past + n === r.known) b.logitsRows++;
+    if (n === 1 && r.generated > 0 && past === r.known - 1) {
+      b.decodeSeqs++;
+      b.decodeContext += past + 1;
+    } else {
+      b.prefillTokens += n;
+      b.prefillPairs += n * (past + (n + 1) / 2);
+      b.prefillContext += past + n;
+    }
+  }
+
+  /**
+   * Forms the next step's batch into {@link shape}.
+   *
+   * @returns false when nothing can run
+   */
+  schedule(): boolean {
+    const s = this.spec;
+    const bs = s.blockSize;
+    const kv = this.kv;
+    const run = this.running;
+    const b = this.shape;
+    b.tokens =
+      b.seqs =
+      b.logitsRows =
+      b.prefillTokens =
+      b.prefillPairs =
+      b.prefillContext =
+        0;
+    b.decodeSeqs = b.decodeContext = 0;
+    let budget = s.maxTokens;
+    let preempted = false;
+    for (let i = 0; i < run.length; i++) {
+      const r = run[i];
+      r.scheduled = 0;
+      if (budget === 0) continue;
+      const n = Math.min(r.known - r.computed, budget);
+      const need = Math.ceil((r.computed + n) / bs) - r.blocks;
+      while (need > kv.free) {
+        const victim = run.pop()!;
+        this.#preempt(victim);
+        preempted = true;
+        if (victim === r) break;
+      }
+      if (i >= run.length) break; // r itself was preempted
+      kv.allocate(need > 0 ? need : 0);
+      if (need > 0) r.blocks += need;
+      this.#take(r, n, b);
+      budget -= n;
+    }
+    if (!preempted) {
+      while (budget > 0 && run.length < s.maxSeqs) {
+        const r = this.waiting.peek();
+        if (!r) break;
+        const remaining = r.known - r.computed;
+        const n = Math.min(remaining, budget);
+        if (!s.chunkedPrefill && n < remaining) break;
+        const need = Math.ceil(n / bs);
+        if (need > kv.free) break;
+        this.waiting.shift();
+        kv.allocate(need);
+        r.blocks = need;
+        run.push(r);
+        this.#take(r, n, b);
+        budget -= n;
+      }
+    }
+    return b.tokens > 0;
+  }
+
+  /**
+   * Applies the step in flight at time `now`: KV lands, tokens are sampled,
+   * finished requests leave and free their blocks.
+   *
+   * @returns the requests that finished (valid until the next call)
+   */
+  completeStep(now: number): Request[] {
+    const done = this.#finished;
+    done.length = 0;
+    const run = this.running;
+    this.steps++;
+    this.busyTime += now - this.stepStart;
+    this.batchedSeqs += this.shape.seqs;
+    if (this.shape.seqs > this.peakBatch) this.peakBatch = this.shape.seqs;
+    let w = 0;
+    for (let i = 0; i < run.length; i++) {
+      const r = run[i];
+      const n = r.scheduled;
+      if (n > 0) {
+        r.scheduled = 0;
+        r.computed += n;
+        this.outstanding -= n;
+        if (r.computed === r.known) {
+          r.generated++;
+          if (r.firstToken < 0) r.firstToken = now;
+          if (r.generated === r.output) {
+            r.finish = now;
+            this.kv.release(r.blocks);
+            r.blocks = 0;
+            this.active--;
+            this.served++;
+            done.push(r);
+            continue;
+          }
+        }
+      }
+      run[w++] = r;
+    }
+    run.length = w;
+    this.busy = false;
+    return done;
+  }
+
+  /** This engine's counters. */
+  stats(): EngineStats {
+    return {
+      label: this.spec.label,
+      group: this.spec.group,
+      kvBlocks: this.spec.kvBlocks,
+      steps: this.steps,
+      busy: this.busyTime,
+      peakKvBlocks: this.kv.peak,
+      preemptions: this.preemptions,
+      served: this.served,
+      batchedSeqs: this.batchedSeqs,
+      peakBatch: this.peakBatch,
+    };
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * A request as an engine sees it. Token accounting follows vLLM: `computed`
+ * tokens have KV in the cache; `known` = prompt + tokens generated so far;
+ * a step that brings `computed` up to `known` samples one new token.
+ *
+ * @module
+ */
+
+/** One request in flight. Times are µs; -1 = not yet. */
+export class Request {
+  /** Index in the workload (0-based, arrival order). */
+  readonly id: number;
+  /** Prompt tokens. */
+  readonly input: number;
+  /** Output tokens to generate. */
+  readonly output: number;
+  /** When it reached the client. */
+  readonly arrival: number;
+  /** When the client sent it (after any max_concurrency wait). */
+  send = -1;
+  /** When its first output token was produced. */
+  firstToken = -1;
+  /** When its last output token was produced. */
+  finish = -1;
+  /** Engine it was routed to. */
+  engine = -1;
+  /** Tokens whose KV is in the cache. */
+  computed = 0;
+  /** Output tokens produced so far. */
+  generated = 0;
+  /** KV blocks held. */
+  blocks = 0;
+  /** Tokens scheduled in the current step (0 = not in this step). */
+  scheduled = 0;
+  /** Times it lost its KV to preemption and was recomputed. */
+  preemptions = 0;
+
+  constructor(id: number, input: number, output: number, arrival: number) {
+    this.id = id;
+    this.input = input;
+    this.output = output;
+    this.arrival = arrival;
+  }
+
+  /** Prompt plus generated tokens: what a (re)computation must cover. */
+  get known(): number {
+    return this.input + this.generated;
+  }
+
+  /** Tokens this request processes in all, without preemption: prompt + output − 1. */
+  get work(): number {
+    return this.input + this.output - 1;
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * What the hardware model needs to know about one accelerator.
+ *
+ * Peak numbers are ceilings (vendor specifications); the efficiency
+ * factors say what fraction of a ceiling real kernels reach, and each
+ * catalog entry says where its factors come from.
+ *
+ * @module
+ */
+
+/** Peak dense matrix throughput by operand type, FLOP/s (0 = not supported). */
+export interface MatrixPeaks {
+  readonly bf16: number;
+  readonly fp16: number;
+  readonly fp8: number;
+  readonly int8: number;
+  readonly fp4: number;
+}
+
+/** Achieved fractions of the peaks, each in (0, 1]. */
+export interface Efficiencies {
+  /** Large-M GEMM, fraction of the matrix peak of the operand type. */
+  readonly matmul: number;
+  /** Prefill (compute-bound) attention, fraction of the BF16 peak. */
+  readonly attention: number;
+  /** Achieved fraction of HBM bandwidth by streaming kernels. */
+  readonly memory: number;
+  /** Achieved fraction of link bandwidth by large collectives. */
+  readonly link: number;
+}
+
+/** One accelerator. Units: bytes, bytes/s, FLOP/s, seconds. */
+export interface DeviceSpec {
+  /** Catalog name or the device file's `name`. */
+  readonly name: string;
+  /** Device memory, bytes. */
+  readonly memoryBytes: number;
+  /** HBM bandwidth, bytes/s. */
+  readonly hbmBandwidth: number;
+  readonly peaks: MatrixPeaks;
+  readonly efficiency: Efficiencies;
+  /** Per-device scale-up link bandwidth, one direction, bytes/s (inside a node). */
+  readonly scaleUpBandwidth: number;
+  /** Per-device scale-out bandwidth, one direction, bytes/s (between nodes). */
+  readonly scaleOutBandwidth: number;
+  /** Devices joined by the scale-up fabric. */
+  readonly devicesPerNode: number;
+  /** Fixed latency of one collective, seconds. */
+  readonly collectiveLatency: number;
+  /** Fixed cost of one matrix kernel (launch, tail), seconds. */
+  readonly matmulOpOverhead: number;
+  /** Fixed cost of one other kernel, seconds. */
+  readonly otherOpOverhead: number;
+  /** Fixed host cost of one engine step (scheduling, input preparation, sync), seconds. */
+  readonly stepOverhead: number;
+  /** Where the efficiency and overhead numbers come from. */
+  readonly provenance: string;
+  /** True when a factor was carried over from another chip for lack of data. */
+  readonly extrapolated: boolean;
+}

@@ -1,0 +1,82 @@
+/**
+ * The memory plan of one engine: what one device of its TP group holds
+ * (weights, an activation reserve, runtime buffers) and how many KV blocks
+ * are left.
+ *
+ * @module
+ */
+import type { RooflineCostModel } from "./roofline.ts";
+
+/** Serving limits the memory plan depends on. */
+export interface MemoryLimits {
+  /** Share of device memory the engine may use, (0, 1]. */
+  readonly memoryFraction: number;
+  /** Tokens per KV block. */
+  readonly blockSize: number;
+  /** Tokens per step (the largest forward pass). */
+  readonly maxTokens: number;
+  /** Sequences per step (rows of logits). */
+  readonly maxSeqs: number;
+  /** A pinned block count, or null to derive it from memory. */
+  readonly pinnedBlocks: number | null;
+}
+
+/** Bytes on one device of an engine. */
+export interface MemoryPlan {
+  readonly deviceBytes: number;
+  /** deviceBytes × memoryFraction. */
+  readonly usableBytes: number;
+  readonly weightBytes: number;
+  /** Peak activations of the largest step. */
+  readonly activationBytes: number;
+  /** Runtime buffers outside the model (context, communicators, graphs). */
+  readonly runtimeBytes: number;
+  /** Bytes one KV block takes on one device. */
+  readonly kvBlockBytes: number;
+  /** KV blocks of the engine. */
+  readonly kvBlocks: number;
+  /** kvBlocks × blockSize. */
+  readonly kvTokens: number;
+  /** Bytes left for the KV cache (negative: the model does not fit). */
+  readonly kvBytes: number;
+}
+
+/**
+ * Runtime buffers outside the model's tensors: the CUDA/CANN context,
+ * communicator buffers and captured graphs. 1 GiB is an assumption of the
+ * order vLLM's memory profiler reports on one GPU (non-torch memory plus the
+ * graph pool); no measurement in shared/reference pins it.
+ */
+const RUNTIME_BYTES = 2 ** 30;
+
+/**
+ * Plans memory for one device of an engine.
+ *
+ * @param cost the engine's cost model (for weight and KV sizes)
+ * @param limits serving limits
+ */
+export function planMemory(cost: RooflineCostModel, limits: MemoryLimits): MemoryPlan {
+  const { model: m, device: d, layout: l } = cost.input;
+  const usable = d.memoryBytes * limits.memoryFraction;
+  // The largest step's live activations: the residual stream and its copy,
+  // QKV output, attention output, and the MLP's gate+up output with the
+  // activated half (BF16), plus FP32 logits for every sequence.
+  const hpr = cost.shapes.headsPerRank;
+  const perToken = 2 * (4 * m.hidden + (hpr + 2 * cost.shapes.kvHeadsPerRank) * m.headDim +
+    (3 * m.intermediate) / l.mlpTp);
+  const activations = limits.maxTokens * perToken + limits.maxSeqs * Math.ceil(m.vocab / l.lmheadTp) * 4;
+  const kvBlockBytes = limits.blockSize * m.layers * cost.shapes.kvBytesPerTokenPerLayer;
+  const kvBytes = usable - cost.weightBytesPerDevice - activations - RUNTIME_BYTES;
+  const kvBlocks = limits.pinnedBlocks ?? Math.max(0, Math.floor(kvBytes / kvBlockBytes));
+  return {
+    deviceBytes: d.memoryBytes,
+    usableBytes: usable,
+    weightBytes: cost.weightBytesPerDevice,
+    activationBytes: activations,
+    runtimeBytes: RUNTIME_BYTES,
+    kvBlockBytes,
+    kvBlocks,
+    kvTokens: kvBlocks * limits.blockSize,
+    kvBytes,
+  };
+}

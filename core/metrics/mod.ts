@@ -1,0 +1,8 @@
+/**
+ * Metrics: per-request latencies, their statistics and the overall summary.
+ *
+ * @module
+ */
+export { quantileSorted } from "./percentile.ts";
+export { METRIC_COLUMNS, OVERALL_KEYS, STATISTICS, summarize } from "./summary.ts";
+export type { ColumnStats, MetricColumn, OverallKey, Statistic, Summary } from "./summary.ts";

@@ -1,0 +1,217 @@
+/**
+ * A model's architecture, read from a Hugging Face `config.json`, and what
+ * follows from it: parameter counts (total and active), weight bytes and KV
+ * bytes per token. Nothing here is typed in per model: it is all computed
+ * from the architecture fields.
+ *
+ * @module
+ */
+import type { HfConfig } from "./catalog.ts";
+
+/** Mixture-of-experts layout. */
+export interface MoeSpec {
+  /** Routed experts per MoE layer. */
+  readonly experts: number;
+  /** Experts each token is routed to. */
+  readonly topK: number;
+  /** Intermediate size of one routed expert. */
+  readonly expertIntermediate: number;
+  /** Shared (always active) experts per MoE layer. */
+  readonly sharedExperts: number;
+  /** Intermediate size of one shared expert. */
+  readonly sharedIntermediate: number;
+  /** Leading layers that use a dense MLP instead of experts. */
+  readonly denseLayers: number;
+}
+
+/** Multi-head latent attention (DeepSeek) layout. */
+export interface MlaSpec {
+  readonly qLoraRank: number;
+  readonly kvLoraRank: number;
+  readonly qkNopeHeadDim: number;
+  readonly qkRopeHeadDim: number;
+  readonly vHeadDim: number;
+}
+
+/** The architecture of a decoder-only transformer. */
+export interface ModelSpec {
+  /** The id the user named (catalog id or path). */
+  readonly id: string;
+  /** `dense` (MHA/GQA), `moe`, or `mla_moe` (DeepSeek). */
+  readonly family: "dense" | "moe" | "mla_moe";
+  readonly hidden: number;
+  readonly layers: number;
+  readonly heads: number;
+  readonly kvHeads: number;
+  readonly headDim: number;
+  /** Dense MLP intermediate size (0 when every layer is MoE). */
+  readonly intermediate: number;
+  readonly vocab: number;
+  /** Q, K and V projections carry a bias (Qwen2). */
+  readonly qkvBias: boolean;
+  /** Per-head RMSNorm on Q and K (Qwen3). */
+  readonly qkNorm: boolean;
+  readonly tiedEmbeddings: boolean;
+  /** Longest sequence (prompt + output) the model accepts, when known. */
+  readonly maxPositions?: number;
+  readonly moe?: MoeSpec;
+  readonly mla?: MlaSpec;
+}
+
+/** Thrown through this callback when a required field is missing or wrong. */
+export type FieldError = (field: string, detail: string) => never;
+
+function num(cfg: HfConfig, key: keyof HfConfig, fail: FieldError, fallback?: number): number {
+  const v = cfg[key] ?? fallback;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 0) {
+    return fail(key, v === undefined ? "missing required field" : `expected a non-negative integer, got ${v}`);
+  }
+  return v;
+}
+
+/**
+ * Reads the architecture from a Hugging Face config.
+ *
+ * @param id the name to show for the model
+ * @param cfg the parsed config.json
+ * @param fail called with the field name on a missing or invalid field
+ */
+export function modelSpecFromHf(id: string, cfg: HfConfig, fail: FieldError): ModelSpec {
+  const hidden = num(cfg, "hidden_size", fail);
+  const heads = num(cfg, "num_attention_heads", fail);
+  if (hidden === 0 || heads === 0) fail(hidden === 0 ? "hidden_size" : "num_attention_heads", "must be positive");
+  const kvHeads = num(cfg, "num_key_value_heads", fail, heads);
+  if (kvHeads === 0 || heads % kvHeads !== 0) {
+    fail("num_key_value_heads", `must divide num_attention_heads (${heads}), got ${kvHeads}`);
+  }
+  const experts = cfg.n_routed_experts ?? cfg.num_local_experts ?? cfg.num_experts ?? 0;
+  const moe: MoeSpec | undefined = experts > 0
+    ? {
+      experts,
+      topK: num(cfg, "num_experts_per_tok", fail),
+      expertIntermediate: cfg.moe_intermediate_size ?? num(cfg, "intermediate_size", fail),
+      sharedExperts: cfg.n_shared_experts ?? (cfg.shared_expert_intermediate_size ? 1 : 0),
+      sharedIntermediate: cfg.shared_expert_intermediate_size ?? cfg.moe_intermediate_size ?? 0,
+      denseLayers: cfg.first_k_dense_replace ?? 0,
+    }
+    : undefined;
+  const mla: MlaSpec | undefined = cfg.kv_lora_rank
+    ? {
+      qLoraRank: cfg.q_lora_rank ?? 0,
+      kvLoraRank: cfg.kv_lora_rank,
+      qkNopeHeadDim: num(cfg, "qk_nope_head_dim", fail),
+      qkRopeHeadDim: num(cfg, "qk_rope_head_dim", fail),
+      vHeadDim: num(cfg, "v_head_dim", fail),
+    }
+    : undefined;
+  const type = cfg.model_type ?? "";
+  const spec: ModelSpec = {
+    id,
+    family: mla ? "mla_moe" : moe ? "moe" : "dense",
+    hidden,
+    layers: num(cfg, "num_hidden_layers", fail),
+    heads,
+    kvHeads,
+    headDim: num(cfg, "head_dim", fail, Math.floor(hidden / heads)),
+    intermediate: moe && !moe.denseLayers ? (cfg.intermediate_size ?? 0) : num(cfg, "intermediate_size", fail),
+    vocab: num(cfg, "vocab_size", fail),
+    qkvBias: cfg.attention_bias ?? type === "qwen2",
+    qkNorm: type.startsWith("qwen3"),
+    tiedEmbeddings: cfg.tie_word_embeddings ?? false,
+    maxPositions: cfg.max_position_embeddings,
+    moe,
+    mla,
+  };
+  if (spec.layers === 0) fail("num_hidden_layers", "must be positive");
+  if (spec.vocab === 0) fail("vocab_size", "must be positive");
+  return Object.freeze(spec);
+}
+
+/** Parameter counts of one model, split by where they live. */
+export interface ParamCounts {
+  /** Every parameter (embedding, layers, norms, LM head; not MTP modules). */
+  readonly total: number;
+  /** Parameters touched per token (routed experts counted top-k only). */
+  readonly active: number;
+  /** Input embedding table. */
+  readonly embedding: number;
+  /** Output projection (0 when tied to the embedding). */
+  readonly lmHead: number;
+  /** Attention projections of one layer (Q, K, V, O with biases and QK-norm). */
+  readonly attentionPerLayer: number;
+  /** Dense MLP of one layer (gate, up, down). */
+  readonly denseMlpPerLayer: number;
+  /** Layer norms of one layer. */
+  readonly normsPerLayer: number;
+}
+
+/** Parameters of one layer's attention block. */
+function attentionParams(m: ModelSpec): number {
+  const h = m.hidden;
+  if (m.mla) {
+    const a = m.mla;
+    const qHead = a.qkNopeHeadDim + a.qkRopeHeadDim;
+    const q = a.qLoraRank > 0 ? h * a.qLoraRank + a.qLoraRank + a.qLoraRank * m.heads * qHead : h * m.heads * qHead;
+    const kvA = h * (a.kvLoraRank + a.qkRopeHeadDim) + a.kvLoraRank;
+    const kvB = a.kvLoraRank * m.heads * (a.qkNopeHeadDim + a.vHeadDim);
+    return q + kvA + kvB + m.heads * a.vHeadDim * h;
+  }
+  const qDim = m.heads * m.headDim;
+  const kvDim = m.kvHeads * m.headDim;
+  const bias = m.qkvBias ? qDim + 2 * kvDim : 0;
+  const qkNorm = m.qkNorm ? 2 * m.headDim : 0;
+  return h * (qDim + 2 * kvDim) + qDim * h + bias + qkNorm;
+}
+
+/**
+ * Counts parameters from the architecture (MTP modules excluded, as in the
+ * published totals).
+ */
+export function paramCounts(m: ModelSpec): ParamCounts {
+  const h = m.hidden;
+  const embedding = m.vocab * h;
+  const lmHead = m.tiedEmbeddings ? 0 : m.vocab * h;
+  const attn = attentionParams(m);
+  const dense = 3 * h * m.intermediate;
+  const norms = 2 * h;
+  let layersTotal = 0;
+  let layersActive = 0;
+  if (m.moe) {
+    const e = m.moe;
+    const router = h * e.experts;
+    const expert = 3 * h * e.expertIntermediate;
+    const shared = 3 * h * e.sharedIntermediate * e.sharedExperts;
+    const moeLayers = m.layers - e.denseLayers;
+    layersTotal = e.denseLayers * (attn + dense + norms) +
+      moeLayers * (attn + norms + router + shared + e.experts * expert);
+    layersActive = e.denseLayers * (attn + dense + norms) +
+      moeLayers * (attn + norms + router + shared + e.topK * expert);
+  } else {
+    layersTotal = layersActive = m.layers * (attn + dense + norms);
+  }
+  const rest = embedding + lmHead + h; // + final norm
+  return {
+    total: layersTotal + rest,
+    active: layersActive + rest,
+    embedding,
+    lmHead,
+    attentionPerLayer: attn,
+    denseMlpPerLayer: dense,
+    normsPerLayer: norms,
+  };
+}
+
+/**
+ * Values stored in the KV cache per token per layer: 2 × kv heads × head dim
+ * for MHA/GQA; the compressed latent plus the rotary key (512 + 64 = 576 for
+ * DeepSeek) for MLA.
+ */
+export function kvValuesPerTokenPerLayer(m: ModelSpec): number {
+  if (m.mla) return m.mla.kvLoraRank + m.mla.qkRopeHeadDim;
+  return 2 * m.kvHeads * m.headDim;
+}
+
+/** KV-cache bytes per token for the whole model on one device (no parallelism). */
+export function kvBytesPerToken(m: ModelSpec, bytesPerValue: number): number {
+  return m.layers * kvValuesPerTokenPerLayer(m) * bytesPerValue;
+}

@@ -1,0 +1,39 @@
+/**
+ * The routing contract: which engine a new request goes to.
+ *
+ * @module
+ */
+
+/** What a router may read of an engine. */
+export interface EngineLoad {
+  /** Position in the simulation's engine list. */
+  readonly index: number;
+  /** Tokens of assigned work not yet processed. */
+  readonly outstanding: number;
+  /** Requests assigned and not finished. */
+  readonly active: number;
+  /** KV blocks free now. */
+  readonly freeKvBlocks: number;
+}
+
+/**
+ * Picks an engine for each request.
+ *
+ * Precondition: `candidates` is non-empty and holds only engines that can
+ * serve the request. Postcondition: returns one of `candidates`; the same
+ * sequence of calls on the same state returns the same choices (seeded).
+ */
+export interface Router {
+  choose(candidates: readonly EngineLoad[]): EngineLoad;
+}
+
+/** Returns the candidate with the smallest key, ties to the lowest index. */
+export function argMin(candidates: readonly EngineLoad[], key: (e: EngineLoad) => number): EngineLoad {
+  let best = candidates[0];
+  let bestKey = key(best);
+  for (let i = 1; i < candidates.length; i++) {
+    const k = key(candidates[i]);
+    if (k < bestKey) [best, bestKey] = [candidates[i], k];
+  }
+  return best;
+}

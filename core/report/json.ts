@@ -1,0 +1,26 @@
+/**
+ * The `--output_json` document: the contract's `per_metric_summary` and
+ * `overall_summary` (same names as the console), plus ext sections. NaN
+ * (a statistic with no defined value) is written as null.
+ *
+ * @module
+ */
+import type { Summary } from "../metrics/summary.ts";
+
+/** Extra sections (ext) to add beside the contract's two. */
+export type JsonExtras = Record<string, unknown>;
+
+/**
+ * Renders the summary as JSON text (2-space indent, trailing newline).
+ *
+ * @param s the run's summary
+ * @param extras more top-level sections, such as `simulation`
+ */
+export function formatSummaryJson(s: Summary, extras: JsonExtras = {}): string {
+  const doc = {
+    per_metric_summary: s.perMetric,
+    overall_summary: s.overall,
+    ...extras,
+  };
+  return JSON.stringify(doc, (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v), 2) + "\n";
+}

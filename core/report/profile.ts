@@ -1,0 +1,113 @@
+/**
+ * Profiling output, as text: a Chrome trace (opens in Perfetto and
+ * chrome://tracing) and a per-request CSV.
+ *
+ * Trace layout: process 1 holds one thread per engine with a span per step
+ * (args: batch size, prefill and decode tokens) and counters for KV blocks
+ * in use and waiting requests; process 2 holds the requests, one thread per
+ * request engine, with a span per phase (client queue, prefill, decode).
+ *
+ * @module
+ */
+import type { RequestTable, StepRecord } from "../engine/types.ts";
+
+/** A Chrome trace event (the JSON array format's fields that are used). */
+interface TraceEvent {
+  name: string;
+  ph: "X" | "C" | "M";
+  pid: number;
+  tid?: number;
+  ts?: number;
+  dur?: number;
+  args?: Record<string, unknown>;
+  cat?: string;
+}
+
+/**
+ * Builds the Chrome trace JSON.
+ *
+ * @param engines engine labels, by index
+ * @param steps every recorded step
+ * @param requests per-request times
+ */
+export function formatChromeTrace(
+  engines: readonly string[],
+  steps: readonly StepRecord[],
+  requests: RequestTable,
+): string {
+  const ev: TraceEvent[] = [
+    { name: "process_name", ph: "M", pid: 1, args: { name: "engines" } },
+    { name: "process_name", ph: "M", pid: 2, args: { name: "requests" } },
+  ];
+  engines.forEach((label, i) => {
+    ev.push({ name: "thread_name", ph: "M", pid: 1, tid: i, args: { name: label } });
+    ev.push({ name: "thread_name", ph: "M", pid: 2, tid: i, args: { name: `requests on ${label}` } });
+  });
+  for (const s of steps) {
+    const kind = s.prefillTokens > 0 ? (s.decodeTokens > 0 ? "mixed" : "prefill") : "decode";
+    ev.push({
+      name: `step (${kind})`,
+      cat: "step",
+      ph: "X",
+      pid: 1,
+      tid: s.engine,
+      ts: s.start,
+      dur: s.duration,
+      args: { batch_size: s.seqs, prefill_tokens: s.prefillTokens, decode_tokens: s.decodeTokens },
+    });
+    ev.push({
+      name: `${engines[s.engine]} kv_blocks_in_use`,
+      ph: "C",
+      pid: 1,
+      tid: s.engine,
+      ts: s.start,
+      args: { blocks: s.kvBlocks },
+    });
+    ev.push({
+      name: `${engines[s.engine]} queue`,
+      ph: "C",
+      pid: 1,
+      tid: s.engine,
+      ts: s.start,
+      args: { waiting: s.waiting, running: s.seqs },
+    });
+  }
+  for (let i = 0; i < requests.count; i++) {
+    const tid = requests.engine[i];
+    if (tid < 0 || requests.finish[i] < 0) continue;
+    const phase = (name: string, from: number, to: number) => {
+      if (to > from) {
+        ev.push({ name, cat: "request", ph: "X", pid: 2, tid, ts: from, dur: to - from, args: { request: i } });
+      }
+    };
+    phase(`req ${i} client queue`, requests.arrival[i], requests.send[i]);
+    phase(`req ${i} prefill`, requests.send[i], requests.firstToken[i]);
+    phase(`req ${i} decode`, requests.firstToken[i], requests.finish[i]);
+  }
+  return JSON.stringify({ traceEvents: ev, displayTimeUnit: "ms" }) + "\n";
+}
+
+/**
+ * The per-request CSV: one row per request, times in seconds (empty when
+ * the request was never served).
+ */
+export function formatRequestCsv(requests: RequestTable): string {
+  const sec = (us: number) => (us < 0 ? "" : (us / 1e6).toFixed(6));
+  const rows = ["id,arrival_s,send_s,first_token_s,finish_s,input_tokens,output_tokens,preemptions,engine"];
+  for (let i = 0; i < requests.count; i++) {
+    rows.push(
+      [
+        i,
+        sec(requests.arrival[i]),
+        sec(requests.send[i]),
+        sec(requests.firstToken[i]),
+        sec(requests.finish[i]),
+        requests.input[i],
+        requests.output[i],
+        requests.preemptions[i],
+        requests.engine[i],
+      ].join(","),
+    );
+  }
+  return rows.join("\n") + "\n";
+}

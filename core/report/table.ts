@@ -1,0 +1,52 @@
+/**
+ * The console summary in the exact layout of the upstream guide
+ * (`shared/seed/servingcast-guide.zh.md` §4.1): a pandas float DataFrame
+ * rounded to 3 decimals, then the overall summary.
+ *
+ * pandas prints each float column with the decimals its most precise value
+ * needs (at least one, so whole numbers show as `1500.0`), right-aligned
+ * under a header as wide as the widest cell, two spaces between columns,
+ * the row labels left-aligned; an all-missing column prints `NaN`.
+ *
+ * @module
+ */
+import { METRIC_COLUMNS, OVERALL_KEYS, STATISTICS } from "../metrics/summary.ts";
+import type { Summary } from "../metrics/summary.ts";
+import { formatFixed, roundHalfEven } from "./number_format.ts";
+
+/** Decimals pandas needs to show `x` (already rounded to 3 places) exactly: 1 to 3. */
+function decimalsNeeded(x: number): number {
+  const s = x.toFixed(3);
+  const frac = s.slice(s.indexOf(".") + 1).replace(/0+$/, "");
+  return Math.max(1, frac.length);
+}
+
+/** Formats one column of values the way pandas does. */
+export function formatColumn(values: readonly number[]): string[] {
+  const rounded = values.map((v) => roundHalfEven(v, 3));
+  let decimals = 1;
+  for (const v of rounded) if (!Number.isNaN(v)) decimals = Math.max(decimals, decimalsNeeded(v));
+  return rounded.map((v) => (Number.isNaN(v) ? "NaN" : formatFixed(v, decimals)));
+}
+
+/**
+ * Renders the per-request table and the overall summary.
+ *
+ * @param s the run's summary
+ * @returns the text, ending with a newline
+ */
+export function formatSummaryTable(s: Summary): string {
+  const labelWidth = Math.max(...STATISTICS.map((r) => r.length));
+  const cols = METRIC_COLUMNS.map((c) => {
+    const cells = formatColumn(STATISTICS.map((st) => s.perMetric[c][st]));
+    const width = Math.max(c.length, ...cells.map((x) => x.length));
+    return { header: c.padStart(width), cells: cells.map((x) => x.padStart(width)) };
+  });
+  const lines = [" ".repeat(labelWidth) + cols.map((c) => "  " + c.header).join("")];
+  STATISTICS.forEach((row, i) => {
+    lines.push(row.padEnd(labelWidth) + cols.map((c) => "  " + c.cells[i]).join(""));
+  });
+  lines.push("======== Overall Summary ========");
+  for (const k of OVERALL_KEYS) lines.push(`${k.padEnd(30)} ${formatFixed(s.overall[k], 3)}`);
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,102 @@
+/**
+ * One run from files to numbers: load and validate the configuration,
+ * resolve the deployment, simulate, summarize. The CLI, the scenario tests
+ * and library users all go through here.
+ *
+ * @module
+ */
+import { loadConfig } from "./config/load.ts";
+import type { FileSystem } from "./config/load.ts";
+import { buildPlan } from "./config/plan.ts";
+import type { SimulationPlan } from "./config/plan.ts";
+import { simulate } from "./engine/simulator.ts";
+import type { SimulationOptions, SimulationResult } from "./engine/types.ts";
+import { summarize } from "./metrics/summary.ts";
+import type { Summary } from "./metrics/summary.ts";
+import { paramCounts } from "./model/model_spec.ts";
+
+/** What a run produced. */
+export interface RunOutput {
+  readonly plan: SimulationPlan;
+  readonly result: SimulationResult;
+  readonly summary: Summary;
+}
+
+/** Options of {@link runFiles}. */
+export interface RunOptions extends SimulationOptions {
+  /** Overrides `load_gen.seed`. */
+  seed?: number;
+  /** Where files are read from (default: the real filesystem). */
+  fs?: FileSystem;
+}
+
+/**
+ * Runs the simulation described by upstream-format files.
+ *
+ * @param instancePaths instance files (groups concatenated)
+ * @param commonPath the common file
+ * @param options seed override, file system, profiling hooks
+ * @throws {InputError} on bad input or an impossible deployment
+ */
+export function runFiles(instancePaths: readonly string[], commonPath: string, options: RunOptions = {}): RunOutput {
+  const plan = buildPlan(loadConfig(instancePaths, commonPath, options.fs), { seed: options.seed });
+  const result = simulate(plan.input, options);
+  return { plan, result, summary: summarize(result) };
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/**
+ * One line saying what was simulated (without wall time, so it is
+ * deterministic): model, devices, instances, engines, KV capacity,
+ * requests and simulated seconds.
+ */
+export function describeRun(out: RunOutput): string {
+  const { plan, summary } = out;
+  const w = plan.input.workload;
+  const groups = plan.groups.map((g) =>
+    `${g.numInstances} × ${g.devicesPerInstance} ${g.device.name} (TP${g.layout.tp}${g.dp > 1 ? ` DP${g.dp}` : ""}, ${
+      g.memory.kvTokens.toLocaleString("en-US")
+    } KV tokens per engine)`
+  ).join(" + ");
+  const params = (paramCounts(plan.model).total / 1e9).toFixed(1);
+  const rate = Number.isFinite(w.arrival.rate) ? `${w.arrival.rate} req/s ${w.arrival.process}` : "all at t=0";
+  return `Simulated ${plan.model.id} (${params}B, ${plan.config.common.model_config.quantize_linear_action}) on ${groups}: ${
+    plural(plan.input.engines.length, "engine")
+  }, ${plural(w.numRequests, "request")} of ${w.inputTokens} in / ${w.outputTokens} out at ${rate}, ${
+    summary.simulatedSeconds.toFixed(1)
+  } s simulated`;
+}
+
+/** The ext `simulation` section of the JSON output: what ran, deterministic. */
+export function simulationSection(out: RunOutput): Record<string, unknown> {
+  const { plan, result, summary } = out;
+  return {
+    model: plan.model.id,
+    seed: plan.input.workload.seed,
+    simulated_seconds: summary.simulatedSeconds,
+    preemptions: summary.preemptions,
+    unservable_requests: summary.unservable,
+    groups: plan.groups.map((g) => ({
+      name: g.name,
+      pd_role: g.role,
+      device: g.device.name,
+      instances: g.numInstances,
+      tp_size: g.layout.tp,
+      dp_size: g.dp,
+      weights_gib_per_device: g.memory.weightBytes / 2 ** 30,
+      kv_blocks_per_engine: g.memory.kvBlocks,
+      kv_tokens_per_engine: g.memory.kvTokens,
+    })),
+    engines: result.engines.map((e) => ({
+      name: e.label,
+      steps: e.steps,
+      busy_fraction: result.endTime > 0 ? e.busy / result.endTime : 0,
+      mean_batch: e.steps > 0 ? e.batchedSeqs / e.steps : 0,
+      peak_batch: e.peakBatch,
+      peak_kv_blocks: e.peakKvBlocks,
+      preemptions: e.preemptions,
+      requests_served: e.served,
+    })),
+  };
+}
