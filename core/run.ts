@@ -17,8 +17,11 @@ import { paramCounts } from "./model/model_spec.ts";
 
 /** What a run produced. */
 export interface RunOutput {
+  /** The resolved deployment. */
   readonly plan: SimulationPlan;
+  /** Raw per-request and per-engine results. */
   readonly result: SimulationResult;
+  /** The statistics the report prints. */
   readonly summary: Summary;
 }
 

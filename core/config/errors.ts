@@ -29,6 +29,8 @@ export class InputError extends TypeError {
   readonly detail: string;
 
   /**
+   * Makes an error whose message is `file:line:col: key.path: detail`.
+   *
    * @param location where the problem is
    * @param detail what is wrong, without a final period
    */

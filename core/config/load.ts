@@ -15,7 +15,7 @@ import type { ModelSpec } from "../model/model_spec.ts";
 import { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
 import { InputError } from "./errors.ts";
 import { CommonFileSchema, IGNORED_MODEL_KEYS, InstanceFileSchema } from "./schema.ts";
-import type { CommonFile, InstanceGroupConfig } from "./schema.ts";
+import type { CommonFile, InstanceGroupConfig } from "./types.ts";
 import type { PathPart } from "./source.ts";
 import { YamlSource } from "./source.ts";
 import { closest, validate } from "./validate.ts";
@@ -42,18 +42,25 @@ export const denoFileSystem: FileSystem = {
 
 /** One instance group with where it came from. */
 export interface LoadedGroup {
+  /** The group's validated settings. */
   readonly config: InstanceGroupConfig;
+  /** The file it came from (for error positions). */
   readonly source: YamlSource;
   /** Path of the group in its file: `["instance_groups", i]`. */
   readonly path: readonly PathPart[];
+  /** The resolved accelerator. */
   readonly device: DeviceSpec;
 }
 
 /** The validated input of one run. */
 export interface LoadedConfig {
+  /** All instance groups of all instance files, in order. */
   readonly groups: readonly LoadedGroup[];
+  /** The validated common file. */
   readonly common: CommonFile;
+  /** The common file (for error positions). */
   readonly commonSource: YamlSource;
+  /** The resolved model architecture. */
   readonly model: ModelSpec;
   /** Lines to show the user (ignored upstream knobs and the like). */
   readonly notices: readonly string[];

@@ -22,12 +22,14 @@ export {
 } from "./schema.ts";
 export type {
   CommonFile,
+  CommunicationConfig,
   InstanceFile,
   InstanceGroupConfig,
   LoadGenConfig,
   ModelConfig,
+  ParallelConfig,
   ServingConfig,
-} from "./schema.ts";
+} from "./types.ts";
 export { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
 export type { DeviceFile } from "./device_schema.ts";
 export { denoFileSystem, loadConfig, readYaml } from "./load.ts";

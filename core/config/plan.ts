@@ -21,26 +21,41 @@ import type { LoadedConfig, LoadedGroup } from "./load.ts";
 
 /** The resolved deployment of one instance group. */
 export interface GroupPlan {
+  /** Position among all instance groups. */
   readonly index: number;
   /** `name`, or `group<i>`. */
   readonly name: string;
+  /** Serving role. */
   readonly role: "prefill" | "decode" | "both";
+  /** Instances in the group. */
   readonly numInstances: number;
+  /** Devices per instance (world size). */
   readonly devicesPerInstance: number;
+  /** DP ranks per instance (engines per instance). */
   readonly dp: number;
+  /** The accelerator. */
   readonly device: DeviceSpec;
+  /** TP layout of one engine. */
   readonly layout: EngineLayout;
+  /** Linear-layer quantization as run on this device. */
   readonly quant: LinearQuant;
+  /** The step-time model of one engine. */
   readonly cost: RooflineCostModel;
+  /** Memory of one device of an engine. */
   readonly memory: MemoryPlan;
 }
 
 /** Everything a run needs, resolved. */
 export interface SimulationPlan {
+  /** The engines, workload and routing to simulate. */
   readonly input: SimulationInput;
+  /** The model's architecture. */
   readonly model: ModelSpec;
+  /** Per instance group. */
   readonly groups: readonly GroupPlan[];
+  /** Lines to show the user. */
   readonly notices: readonly string[];
+  /** The validated files. */
   readonly config: LoadedConfig;
 }
 

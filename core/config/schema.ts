@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { describeValue } from "./errors.ts";
+import type { CommonFile, InstanceFile } from "./types.ts";
 
 const got = (i: { input?: unknown }) => `got ${describeValue(i.input)}`;
 
@@ -204,15 +205,10 @@ export const CommonFileSchema = z.strictObject({
   serving_config: ServingConfigSchema.prefault({}),
 });
 
-/** A validated instance file. */
-export type InstanceFile = z.output<typeof InstanceFileSchema>;
-/** A validated instance group. */
-export type InstanceGroupConfig = z.output<typeof InstanceGroupSchema>;
-/** A validated common file. */
-export type CommonFile = z.output<typeof CommonFileSchema>;
-/** A validated `model_config`. */
-export type ModelConfig = z.output<typeof ModelConfigSchema>;
-/** A validated `load_gen`. */
-export type LoadGenConfig = z.output<typeof LoadGenSchema>;
-/** A validated `serving_config`. */
-export type ServingConfig = z.output<typeof ServingConfigSchema>;
+// The schemas must produce exactly the documented types of types.ts.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameTypes: [
+  Same<z.output<typeof InstanceFileSchema>, InstanceFile>,
+  Same<z.output<typeof CommonFileSchema>, CommonFile>,
+] = [true, true];
+void sameTypes;

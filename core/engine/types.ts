@@ -13,6 +13,7 @@ export interface EngineSpec {
   readonly label: string;
   /** Index of its instance group. */
   readonly group: number;
+  /** Its step-time model. */
   readonly cost: StepCostModel;
   /** KV blocks (≥ 0). */
   readonly kvBlocks: number;
@@ -30,12 +31,17 @@ export interface EngineSpec {
 
 /** The client's workload: identical requests (`fixed_length`). */
 export interface WorkloadSpec {
+  /** Requests in the run. */
   readonly numRequests: number;
+  /** Prompt tokens per request. */
   readonly inputTokens: number;
+  /** Output tokens per request. */
   readonly outputTokens: number;
+  /** The arrival process. */
   readonly arrival: ArrivalSpec;
   /** Requests the client keeps in flight at most. */
   readonly maxConcurrency: number;
+  /** Seed of every random stream. */
   readonly seed: number;
 }
 
@@ -44,13 +50,17 @@ export type RoutingPolicyName = "least_loaded" | "round_robin" | "least_kv" | "r
 
 /** Called once per engine step when profiling. */
 export interface StepRecord {
+  /** Engine index. */
   readonly engine: number;
   /** µs */
   readonly start: number;
   /** µs */
   readonly duration: number;
+  /** Sequences in the step. */
   readonly seqs: number;
+  /** Prefill tokens in the step. */
   readonly prefillTokens: number;
+  /** Decode tokens in the step. */
   readonly decodeTokens: number;
   /** KV blocks in use during the step. */
   readonly kvBlocks: number;
@@ -60,8 +70,11 @@ export interface StepRecord {
 
 /** Everything one simulation needs. */
 export interface SimulationInput {
+  /** The engines, in order (indices are positions here). */
   readonly engines: readonly EngineSpec[];
+  /** The client's workload. */
   readonly workload: WorkloadSpec;
+  /** How requests are placed on engines. */
   readonly routing: RoutingPolicyName;
 }
 
@@ -75,13 +88,21 @@ export interface SimulationOptions {
 
 /** Per-request results, indexed by request id. Times in µs; -1 = never. */
 export interface RequestTable {
+  /** Requests in the table. */
   readonly count: number;
+  /** Arrival at the client, µs. */
   readonly arrival: Float64Array;
+  /** Client send time, µs. */
   readonly send: Float64Array;
+  /** First output token, µs. */
   readonly firstToken: Float64Array;
+  /** Last output token, µs. */
   readonly finish: Float64Array;
+  /** Prompt tokens. */
   readonly input: Int32Array;
+  /** Output tokens. */
   readonly output: Int32Array;
+  /** Times preempted. */
   readonly preemptions: Int32Array;
   /** Engine index, or -1 when unservable. */
   readonly engine: Int32Array;
@@ -89,26 +110,36 @@ export interface RequestTable {
 
 /** Per-engine counters. */
 export interface EngineStats {
+  /** Engine label. */
   readonly label: string;
+  /** Instance-group index. */
   readonly group: number;
+  /** KV blocks of the engine. */
   readonly kvBlocks: number;
+  /** Steps run. */
   readonly steps: number;
   /** µs spent in steps. */
   readonly busy: number;
+  /** Most KV blocks in use at once. */
   readonly peakKvBlocks: number;
+  /** Preemptions on this engine. */
   readonly preemptions: number;
+  /** Requests finished here. */
   readonly served: number;
   /** Σ sequences over steps (mean batch = this / steps). */
   readonly batchedSeqs: number;
+  /** Largest batch (sequences). */
   readonly peakBatch: number;
 }
 
 /** What one simulation produced. */
 export interface SimulationResult {
+  /** Per-request results. */
   readonly requests: RequestTable;
   /** Requests that could never be served, by reason. */
   readonly unservable: ReadonlyMap<string, number>;
   /** Simulated time at the last event, µs. */
   readonly endTime: number;
+  /** Per-engine counters. */
   readonly engines: readonly EngineStats[];
 }

@@ -10,10 +10,15 @@
 
 /** Peak dense matrix throughput by operand type, FLOP/s (0 = not supported). */
 export interface MatrixPeaks {
+  /** BF16 peak. */
   readonly bf16: number;
+  /** FP16 peak. */
   readonly fp16: number;
+  /** FP8 peak. */
   readonly fp8: number;
+  /** INT8 peak (OPS). */
   readonly int8: number;
+  /** FP4 peak. */
   readonly fp4: number;
 }
 
@@ -37,7 +42,9 @@ export interface DeviceSpec {
   readonly memoryBytes: number;
   /** HBM bandwidth, bytes/s. */
   readonly hbmBandwidth: number;
+  /** Matrix-unit peaks, FLOP/s. */
   readonly peaks: MatrixPeaks;
+  /** Achieved fractions of the peaks. */
   readonly efficiency: Efficiencies;
   /** Per-device scale-up link bandwidth, one direction, bytes/s (inside a node). */
   readonly scaleUpBandwidth: number;

@@ -23,9 +23,11 @@ export interface MemoryLimits {
 
 /** Bytes on one device of an engine. */
 export interface MemoryPlan {
+  /** Device memory, bytes. */
   readonly deviceBytes: number;
   /** deviceBytes × memoryFraction. */
   readonly usableBytes: number;
+  /** Weights resident on one device, bytes. */
   readonly weightBytes: number;
   /** Peak activations of the largest step. */
   readonly activationBytes: number;

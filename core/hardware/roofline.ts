@@ -68,8 +68,11 @@ export interface StepBreakdown {
 
 /** Parallel layout of one engine (one DP rank). */
 export interface EngineLayout {
+  /** Tensor-parallel size of attention. */
   readonly tp: number;
+  /** Tensor-parallel size of the MLP (divides tp). */
   readonly mlpTp: number;
+  /** Tensor-parallel size of the LM head (divides tp). */
   readonly lmheadTp: number;
   /** Decode-context parallelism: the KV sequence is split over this many of the TP ranks. */
   readonly dcp: number;
@@ -77,9 +80,13 @@ export interface EngineLayout {
 
 /** Everything the cost model is built from. */
 export interface CostModelInput {
+  /** The model. */
   readonly model: ModelSpec;
+  /** The accelerator. */
   readonly device: DeviceSpec;
+  /** The engine's parallel layout. */
   readonly layout: EngineLayout;
+  /** Linear-layer quantization. */
   readonly linear: LinearQuant;
   /** Bytes per weight of the LM head (linear weight bytes when `quantize_lmhead`, else 2). */
   readonly lmheadWeightBytes: number;
@@ -110,7 +117,9 @@ interface Gemm {
 
 /** Per-device sizes of one layer under the engine's layout. */
 export interface LayerShapes {
+  /** Query heads on one device. */
   readonly headsPerRank: number;
+  /** KV heads on one device (replicated when fewer than TP ranks). */
   readonly kvHeadsPerRank: number;
   /** KV bytes one device stores per token per layer (DCP split included). */
   readonly kvBytesPerTokenPerLayer: number;
@@ -125,7 +134,9 @@ export interface LayerShapes {
  * intermediate); the model is dense.
  */
 export class RooflineCostModel {
+  /** What the model was built from. */
   readonly input: CostModelInput;
+  /** Per-device sizes of one layer. */
   readonly shapes: LayerShapes;
   /** Weight bytes resident on one device. */
   readonly weightBytesPerDevice: number;
@@ -138,6 +149,11 @@ export class RooflineCostModel {
   #elementwiseBytesPerToken: number;
   #elementwiseOps: number;
 
+  /**
+   * Precomputes the per-layer GEMM shapes, weight and KV sizes of one device.
+   *
+   * @param input model, device, layout and quantization
+   */
   constructor(input: CostModelInput) {
     this.input = input;
     const { model: m, device: d, layout: l, linear } = input;

@@ -49,7 +49,9 @@ export type ColumnStats = Record<Statistic, number>;
 
 /** The numbers the report shows. */
 export interface Summary {
+  /** Per-request statistics by column. */
   readonly perMetric: Record<MetricColumn, ColumnStats>;
+  /** The overall summary by key. */
   readonly overall: Record<OverallKey, number>;
   /** Requests that could never be served, by reason. */
   readonly unservable: ReadonlyArray<{ reason: string; count: number }>;

@@ -8,33 +8,59 @@
 
 /** The subset of a Hugging Face `config.json` the simulator reads. */
 export interface HfConfig {
+  /** `model_type` of config.json. */
   model_type?: string;
+  /** `architectures` of config.json. */
   architectures?: string[];
+  /** `hidden_size` of config.json. */
   hidden_size?: number;
+  /** `num_hidden_layers` of config.json. */
   num_hidden_layers?: number;
+  /** `num_attention_heads` of config.json. */
   num_attention_heads?: number;
+  /** `num_key_value_heads` of config.json. */
   num_key_value_heads?: number;
+  /** `head_dim` of config.json. */
   head_dim?: number;
+  /** `intermediate_size` of config.json. */
   intermediate_size?: number;
+  /** `vocab_size` of config.json. */
   vocab_size?: number;
+  /** `tie_word_embeddings` of config.json. */
   tie_word_embeddings?: boolean;
+  /** `max_position_embeddings` of config.json. */
   max_position_embeddings?: number;
+  /** `attention_bias` of config.json. */
   attention_bias?: boolean;
   // MoE (Mixtral: num_local_experts; Qwen3-MoE: num_experts; DeepSeek: n_routed_experts)
+  /** `num_local_experts` of config.json. */
   num_local_experts?: number;
+  /** `num_experts` of config.json. */
   num_experts?: number;
+  /** `n_routed_experts` of config.json. */
   n_routed_experts?: number;
+  /** `num_experts_per_tok` of config.json. */
   num_experts_per_tok?: number;
+  /** `moe_intermediate_size` of config.json. */
   moe_intermediate_size?: number;
+  /** `n_shared_experts` of config.json. */
   n_shared_experts?: number;
+  /** `shared_expert_intermediate_size` of config.json. */
   shared_expert_intermediate_size?: number;
+  /** `first_k_dense_replace` of config.json. */
   first_k_dense_replace?: number;
   // MLA (DeepSeek)
+  /** `q_lora_rank` of config.json. */
   q_lora_rank?: number | null;
+  /** `kv_lora_rank` of config.json. */
   kv_lora_rank?: number;
+  /** `qk_nope_head_dim` of config.json. */
   qk_nope_head_dim?: number;
+  /** `qk_rope_head_dim` of config.json. */
   qk_rope_head_dim?: number;
+  /** `v_head_dim` of config.json. */
   v_head_dim?: number;
+  /** `num_nextn_predict_layers` of config.json. */
   num_nextn_predict_layers?: number;
 }
 
@@ -47,15 +73,25 @@ const llama = (
   vocab: number,
   maxPos: number,
 ): HfConfig => ({
+  /** `model_type` of config.json. */
   model_type: "llama",
+  /** `hidden_size` of config.json. */
   hidden_size: hidden,
+  /** `num_hidden_layers` of config.json. */
   num_hidden_layers: layers,
+  /** `num_attention_heads` of config.json. */
   num_attention_heads: heads,
+  /** `num_key_value_heads` of config.json. */
   num_key_value_heads: kv,
+  /** `head_dim` of config.json. */
   head_dim: 128,
+  /** `intermediate_size` of config.json. */
   intermediate_size: inter,
+  /** `vocab_size` of config.json. */
   vocab_size: vocab,
+  /** `tie_word_embeddings` of config.json. */
   tie_word_embeddings: false,
+  /** `max_position_embeddings` of config.json. */
   max_position_embeddings: maxPos,
 });
 
@@ -70,6 +106,7 @@ const qwen = (
   maxPos: number,
 ): HfConfig => ({
   ...llama(hidden, layers, heads, kv, inter, vocab, maxPos),
+  /** `model_type` of config.json. */
   model_type: type,
 });
 
@@ -81,32 +118,56 @@ const qwen3Moe = (
   expertInter: number,
 ): HfConfig => ({
   ...qwen("qwen3", hidden, layers, heads, kv, 0, 151936, 40960),
+  /** `model_type` of config.json. */
   model_type: "qwen3_moe",
+  /** `num_experts` of config.json. */
   num_experts: 128,
+  /** `num_experts_per_tok` of config.json. */
   num_experts_per_tok: 8,
+  /** `moe_intermediate_size` of config.json. */
   moe_intermediate_size: expertInter,
 });
 
 const deepseekV3: HfConfig = {
+  /** `model_type` of config.json. */
   model_type: "deepseek_v3",
+  /** `hidden_size` of config.json. */
   hidden_size: 7168,
+  /** `num_hidden_layers` of config.json. */
   num_hidden_layers: 61,
+  /** `num_attention_heads` of config.json. */
   num_attention_heads: 128,
+  /** `num_key_value_heads` of config.json. */
   num_key_value_heads: 128,
+  /** `intermediate_size` of config.json. */
   intermediate_size: 18432,
+  /** `vocab_size` of config.json. */
   vocab_size: 129280,
+  /** `tie_word_embeddings` of config.json. */
   tie_word_embeddings: false,
+  /** `max_position_embeddings` of config.json. */
   max_position_embeddings: 163840,
+  /** `n_routed_experts` of config.json. */
   n_routed_experts: 256,
+  /** `num_experts_per_tok` of config.json. */
   num_experts_per_tok: 8,
+  /** `n_shared_experts` of config.json. */
   n_shared_experts: 1,
+  /** `moe_intermediate_size` of config.json. */
   moe_intermediate_size: 2048,
+  /** `first_k_dense_replace` of config.json. */
   first_k_dense_replace: 3,
+  /** `q_lora_rank` of config.json. */
   q_lora_rank: 1536,
+  /** `kv_lora_rank` of config.json. */
   kv_lora_rank: 512,
+  /** `qk_nope_head_dim` of config.json. */
   qk_nope_head_dim: 128,
+  /** `qk_rope_head_dim` of config.json. */
   qk_rope_head_dim: 64,
+  /** `v_head_dim` of config.json. */
   v_head_dim: 128,
+  /** `num_nextn_predict_layers` of config.json. */
   num_nextn_predict_layers: 1,
 };
 

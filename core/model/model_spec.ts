@@ -26,10 +26,15 @@ export interface MoeSpec {
 
 /** Multi-head latent attention (DeepSeek) layout. */
 export interface MlaSpec {
+  /** Rank of the query compression (0 = none). */
   readonly qLoraRank: number;
+  /** Rank of the compressed KV latent. */
   readonly kvLoraRank: number;
+  /** Per-head query/key dimension without rotary embedding. */
   readonly qkNopeHeadDim: number;
+  /** Per-head rotary key dimension (shared across heads). */
   readonly qkRopeHeadDim: number;
+  /** Per-head value dimension. */
   readonly vHeadDim: number;
 }
 
@@ -39,22 +44,31 @@ export interface ModelSpec {
   readonly id: string;
   /** `dense` (MHA/GQA), `moe`, or `mla_moe` (DeepSeek). */
   readonly family: "dense" | "moe" | "mla_moe";
+  /** Hidden size. */
   readonly hidden: number;
+  /** Decoder layers. */
   readonly layers: number;
+  /** Attention (query) heads. */
   readonly heads: number;
+  /** Key/value heads (GQA groups). */
   readonly kvHeads: number;
+  /** Dimension of one head. */
   readonly headDim: number;
   /** Dense MLP intermediate size (0 when every layer is MoE). */
   readonly intermediate: number;
+  /** Vocabulary size. */
   readonly vocab: number;
   /** Q, K and V projections carry a bias (Qwen2). */
   readonly qkvBias: boolean;
   /** Per-head RMSNorm on Q and K (Qwen3). */
   readonly qkNorm: boolean;
+  /** The LM head shares the input embedding. */
   readonly tiedEmbeddings: boolean;
   /** Longest sequence (prompt + output) the model accepts, when known. */
   readonly maxPositions?: number;
+  /** Expert layout, for MoE models. */
   readonly moe?: MoeSpec;
+  /** Latent-attention layout, for DeepSeek models. */
   readonly mla?: MlaSpec;
 }
 

@@ -12,6 +12,7 @@ import type { Rng } from "./rng.ts";
 export interface ArrivalSpec {
   /** Requests per second; `Infinity` = all at t = 0. */
   readonly rate: number;
+  /** Inter-arrival distribution. */
   readonly process: "constant" | "poisson" | "gamma";
   /** Coefficient of variation of gamma inter-arrival gaps. */
   readonly cv: number;

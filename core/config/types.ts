@@ -1,0 +1,172 @@
+/**
+ * The validated configuration, as typed objects. `schema.ts` holds the zod
+ * schemas that produce them; a compile-time check there keeps the two in
+ * step.
+ *
+ * @module
+ */
+
+/** `parallel_config` of an instance group. */
+export interface ParallelConfig {
+  /** Devices of one instance. @default num_devices_per_instance */
+  world_size?: number;
+  /** Tensor-parallel size of attention. @default world_size / dp_size */
+  tp_size?: number;
+  /** Data-parallel ranks; each is an independent engine. @default 1 */
+  dp_size: number;
+  /** Decode-context parallelism (KV split along the sequence over TP ranks). @default 1 */
+  dcp_size: number;
+  /** TP size of the MLP; null = tp_size. @default null */
+  mlp_tp_size: number | null;
+  /** DP size of the MLP; null = inherit. @default null */
+  mlp_dp_size: number | null;
+  /** TP size of the LM head; null = tp_size. @default null */
+  lmhead_tp_size: number | null;
+  /** DP size of the LM head; null = inherit. @default null */
+  lmhead_dp_size: number | null;
+  /** Expert parallelism (MoE models only). @default 1 */
+  ep_size: number;
+  /** TP size of the experts (MoE only). @default 1 */
+  moe_tp_size: number;
+  /** DP size of the experts (MoE only). @default null */
+  moe_dp_size: number | null;
+}
+
+/** `communication_config` of an instance group. */
+export interface CommunicationConfig {
+  /** Host-to-device bandwidth, B/s. @default 1e10 */
+  host2device_bandwidth: number;
+  /** Achieved fraction of it, (0, 1]. @default 0.5 */
+  host2device_rate: number;
+  /** Device-to-device (prefill → decode KV) bandwidth, B/s. @default 4e9 */
+  device2device_bandwidth: number;
+  /** Achieved fraction of it, (0, 1]. @default 0.5 */
+  device2device_rate: number;
+  /** ext: fixed latency per KV transfer, seconds. @default 0 */
+  device2device_latency: number;
+}
+
+/** One instance group: `num_instances` identical instances. */
+export interface InstanceGroupConfig {
+  /** Instances in the group (required). */
+  num_instances: number;
+  /** Devices per instance (required; = world_size). */
+  num_devices_per_instance: number;
+  /** Serving role (required). */
+  pd_role: "prefill" | "decode" | "both";
+  /** A catalog device name or a path to a device file. @default "TEST_DEVICE" */
+  device_type: string;
+  /** ext: a label for reports. */
+  name?: string;
+  /** Parallel layout. */
+  parallel_config: ParallelConfig;
+  /** Link bandwidths. */
+  communication_config: CommunicationConfig;
+}
+
+/** An instance file. */
+export interface InstanceFile {
+  /** One or more groups. */
+  instance_groups: InstanceGroupConfig[];
+}
+
+/** `model_config` of the common file. */
+export interface ModelConfig {
+  /** A catalog id (Hugging Face id) or a path to a config.json or its folder (required). */
+  name: string;
+  /** Linear-layer quantization. @default "W8A8_DYNAMIC" */
+  quantize_linear_action:
+    | "DISABLED"
+    | "W8A16_STATIC"
+    | "W8A8_STATIC"
+    | "W4A8_STATIC"
+    | "W8A16_DYNAMIC"
+    | "W8A8_DYNAMIC"
+    | "W4A8_DYNAMIC"
+    | "FP8"
+    | "MXFP4";
+  /** Quantize the LM head like the linear layers. @default false */
+  quantize_lmhead: boolean;
+  /** Values per MXFP4 scale. @default 32 */
+  mxfp4_group_size: number;
+  /** KV-cache type. @default "DISABLED" (BF16) */
+  quantize_attention_action: "DISABLED" | "INT8" | "FP8";
+  /** Speculative (MTP) tokens per step. @default 0 */
+  num_mtp_tokens: number;
+  /** Charge the host-to-device input copy per step. @default false */
+  enable_preprocessing_modeling: boolean;
+  /** Charge the prefill → decode KV transfer. @default false */
+  enable_kv_transfer_modeling: boolean;
+  /** Upstream estimator knobs: accepted, ignored. */
+  do_compile?: unknown;
+  /** Ignored upstream knob. */
+  allow_graph_break?: unknown;
+  /** Ignored upstream knob. */
+  dump_input_shapes?: unknown;
+  /** Ignored upstream knob. */
+  chrome_trace?: unknown;
+  /** Ignored upstream knob. */
+  enable_multi_process?: unknown;
+  /** Ignored upstream knob. */
+  num_processes?: unknown;
+  /** Ignored upstream knob. */
+  predict_steps?: unknown;
+  /** Ignored upstream knob. */
+  enable_interpolate?: unknown;
+  /** Ignored upstream knob. */
+  interpolation_seed?: unknown;
+  /** Ignored upstream knob. */
+  fusion_plugins?: unknown;
+}
+
+/** `load_gen` of the common file. */
+export interface LoadGenConfig {
+  /** Workload generator. @default "fixed_length" */
+  load_gen_type: "fixed_length";
+  /** Requests in the run. @default 500 */
+  num_requests: number;
+  /** Prompt tokens per request. @default 3500 */
+  num_input_tokens: number;
+  /** Output tokens per request. @default 1500 */
+  num_output_tokens: number;
+  /** Requests per second; Infinity (`.inf`) = all ready at t=0. @default 2.0 */
+  request_rate: number;
+  /** ext: arrival process. @default "constant" */
+  arrival_process: "constant" | "poisson" | "gamma";
+  /** ext: coefficient of variation of gamma gaps. @default 1.0 */
+  arrival_cv: number;
+  /** ext: random seed. @default 0 */
+  seed: number;
+}
+
+/** `serving_config` of the common file. */
+export interface ServingConfig {
+  /** Requests the client keeps in flight. @default 100 */
+  max_concurrency: number;
+  /** Tokens per KV block. @default 128 */
+  block_size: number;
+  /** Tokens per engine step. @default 8192 */
+  max_tokens_budget: number;
+  /** ext: sequences per step. @default 256 */
+  max_num_seqs: number;
+  /** ext: split long prompts over steps. @default true */
+  enable_chunked_prefill: boolean;
+  /** ext: reuse cached prompt blocks. @default false */
+  enable_prefix_caching: boolean;
+  /** ext: share of device memory the engine may use, (0, 1]. @default 0.9 */
+  kv_cache_memory_fraction: number;
+  /** ext: pinned KV blocks per engine; null = from memory. @default null */
+  num_kv_blocks: number | null;
+  /** ext: routing policy. @default "least_loaded" */
+  routing_policy: "least_loaded" | "round_robin" | "least_kv" | "random";
+}
+
+/** A common file. */
+export interface CommonFile {
+  /** The model and its quantization. */
+  model_config: ModelConfig;
+  /** The workload. */
+  load_gen: LoadGenConfig;
+  /** Serving limits. */
+  serving_config: ServingConfig;
+}

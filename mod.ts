@@ -1,0 +1,78 @@
+/**
+ * ServingCast: a discrete-event simulator of LLM serving deployments that
+ * reads the upstream ServingCast YAML files and prints the guide's summary.
+ *
+ * The usual path is {@link runFiles}: it loads and validates the instance
+ * and common files, resolves the deployment (model, devices, parallelism,
+ * memory plan), simulates every request and summarizes the run. The steps
+ * are also available one by one: {@link loadConfig}, {@link buildPlan},
+ * {@link simulate}, {@link summarize}, {@link formatSummaryTable}.
+ *
+ * @example Simulate the bundled example and read a statistic
+ * ```ts
+ * import { formatSummaryTable, runFiles } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const out = runFiles(["examples/instances.yaml"], "examples/common.yaml");
+ * assert.equal(out.summary.overall.total_requests, 1000);
+ * assert.ok(out.summary.perMetric["TTFT(s)"].P99 < 1);
+ * console.log(formatSummaryTable(out.summary));
+ * ```
+ *
+ * @module
+ */
+
+export { describeRun, runFiles, simulationSection } from "./core/run.ts";
+export type { RunOptions, RunOutput } from "./core/run.ts";
+export { buildPlan, formatInputError, InputError, loadConfig, YamlSource } from "./core/config/mod.ts";
+export type {
+  CommonFile,
+  CommunicationConfig,
+  FileSystem,
+  GroupPlan,
+  InstanceGroupConfig,
+  LoadedConfig,
+  LoadedGroup,
+  LoadGenConfig,
+  ModelConfig,
+  ParallelConfig,
+  PathPart,
+  PlanOptions,
+  ServingConfig,
+  SimulationPlan,
+  SourceLocation,
+} from "./core/config/mod.ts";
+export { kvBytesPerToken, MODEL_CATALOG, modelSpecFromHf, paramCounts } from "./core/model/mod.ts";
+export type { FieldError, HfConfig, MlaSpec, ModelSpec, MoeSpec, ParamCounts } from "./core/model/mod.ts";
+export { DEVICE_CATALOG, planMemory, RooflineCostModel } from "./core/hardware/mod.ts";
+export type {
+  BatchShape,
+  CostModelInput,
+  DeviceSpec,
+  Efficiencies,
+  EngineLayout,
+  LayerShapes,
+  LinearQuant,
+  MatrixPeaks,
+  MemoryLimits,
+  MemoryPlan,
+  StepBreakdown,
+  StepCostModel,
+} from "./core/hardware/mod.ts";
+export type { ArrivalSpec } from "./core/workload/mod.ts";
+export { simulate } from "./core/engine/mod.ts";
+export type {
+  EngineSpec,
+  EngineStats,
+  RequestTable,
+  RoutingPolicyName,
+  SimulationInput,
+  SimulationOptions,
+  SimulationResult,
+  StepRecord,
+  WorkloadSpec,
+} from "./core/engine/mod.ts";
+export { METRIC_COLUMNS, OVERALL_KEYS, STATISTICS, summarize } from "./core/metrics/mod.ts";
+export type { ColumnStats, MetricColumn, OverallKey, Statistic, Summary } from "./core/metrics/mod.ts";
+export { formatChromeTrace, formatRequestCsv, formatSummaryJson, formatSummaryTable } from "./core/report/mod.ts";
+export type { JsonExtras } from "./core/report/mod.ts";
