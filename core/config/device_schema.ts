@@ -21,21 +21,21 @@
  */
 import { z } from "zod";
 import type { DeviceSpec } from "../hardware/device.ts";
-import { fraction, nonNegativeNumber, positiveInt, positiveNumber } from "./schema.ts";
+import { fraction, mapping, nonNegativeNumber, positiveInt, positiveNumber } from "./schema.ts";
 
 /** Schema of a device file; defaults are the catalog's H100 factors. */
-export const DeviceFileSchema = z.strictObject({
+export const DeviceFileSchema = mapping({
   name: z.string().min(1).optional(),
   memory_gib: positiveNumber(),
   hbm_bandwidth_tb_s: positiveNumber(),
-  tflops: z.strictObject({
+  tflops: mapping({
     bf16: positiveNumber(),
     fp16: positiveNumber().optional(),
     fp8: nonNegativeNumber().default(0),
     int8: nonNegativeNumber().default(0),
     fp4: nonNegativeNumber().default(0),
   }),
-  efficiency: z.strictObject({
+  efficiency: mapping({
     matmul: fraction().default(0.8),
     attention: fraction().default(0.75),
     memory: fraction().default(0.9),

@@ -85,7 +85,8 @@ export function readYaml(path: string, fs: FileSystem = denoFileSystem): YamlSou
 }
 
 const resolveFrom = (file: string, p: string) => (isAbsolute(p) ? p : join(dirname(file), p));
-const looksLikePath = (s: string) => /[\\/]|\.(ya?ml|json)$/i.test(s) || s.startsWith(".");
+/** Explicit paths: `./x`, `../x`, `/x`, `~/x`, or a file name with an extension. */
+const looksLikePath = (s: string) => /^(\.{1,2}[\\/]|[\\/]|~)|\.(ya?ml|json)$/i.test(s);
 
 function resolveModel(common: CommonFile, src: YamlSource, fs: FileSystem): ModelSpec {
   const at: PathPart[] = ["model_config", "name"];
@@ -93,6 +94,7 @@ function resolveModel(common: CommonFile, src: YamlSource, fs: FileSystem): Mode
   const id = MODEL_ALIASES[name] ?? name;
   const known = MODEL_CATALOG[id];
   if (known) return modelSpecFromHf(name, known, (f, d) => src.fail(at, `catalog entry ${f}: ${d}`));
+  // An HF id has a slash too: only an explicit path, or a folder that exists, is read from disk.
   if (!looksLikePath(name) && !fs.isDirectory(resolveFrom(src.file, name))) {
     const near = closest(name, Object.keys(MODEL_CATALOG));
     const hint = near ? `; did you mean '${near}'?` : " (not in the catalog; give a path to a config.json for others)";

@@ -45,11 +45,17 @@ export const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
     error: (i) => `expected one of ${values.join(", ")}, ${got(i)}`,
   });
 
+/** A mapping with exactly these keys (unknown keys are errors). */
+export const mapping = <S extends z.ZodRawShape>(shape: S) =>
+  z.strictObject(shape, {
+    error: (i) => (i.code === "invalid_type" ? `expected a mapping, ${got(i)}` : undefined),
+  });
+
 /** A parallel size that may be null (= inherit). */
 const inheritSize = () => positiveInt().nullable().default(null);
 
 /** `parallel_config` of an instance group. Sizes default to a single-device layout. */
-export const ParallelConfigSchema = z.strictObject({
+export const ParallelConfigSchema = mapping({
   world_size: positiveInt().optional(),
   tp_size: positiveInt().optional(),
   dp_size: positiveInt().default(1),
@@ -64,7 +70,7 @@ export const ParallelConfigSchema = z.strictObject({
 });
 
 /** `communication_config` of an instance group (bandwidths in B/s, latency in s). */
-export const CommunicationConfigSchema = z.strictObject({
+export const CommunicationConfigSchema = mapping({
   host2device_bandwidth: positiveNumber().default(1e10),
   host2device_rate: fraction().default(0.5),
   device2device_bandwidth: positiveNumber().default(4e9),
@@ -77,7 +83,7 @@ export const CommunicationConfigSchema = z.strictObject({
 export const PD_ROLES = ["prefill", "decode", "both"] as const;
 
 /** One instance group: `num_instances` identical instances of one layout. */
-export const InstanceGroupSchema = z.strictObject({
+export const InstanceGroupSchema = mapping({
   num_instances: positiveInt(),
   num_devices_per_instance: positiveInt(),
   pd_role: oneOf(PD_ROLES),
@@ -89,7 +95,7 @@ export const InstanceGroupSchema = z.strictObject({
 });
 
 /** The instance file. */
-export const InstanceFileSchema = z.strictObject({
+export const InstanceFileSchema = mapping({
   instance_groups: z.array(InstanceGroupSchema, {
     error: (i) => `expected a list of instance groups, ${got(i)}`,
   }).min(1, { error: "expected at least one instance group, got an empty list" }),
@@ -133,7 +139,7 @@ const ignoredKeys = Object.fromEntries(
 ) as Record<(typeof IGNORED_MODEL_KEYS)[number], z.ZodOptional<z.ZodUnknown>>;
 
 /** `model_config` of the common file. */
-export const ModelConfigSchema = z.strictObject({
+export const ModelConfigSchema = mapping({
   name: z.string({ error: (i) => `expected a model id or a path to a config.json, ${got(i)}` })
     .min(1),
   quantize_linear_action: oneOf(LINEAR_QUANT).default("W8A8_DYNAMIC"),
@@ -157,7 +163,7 @@ const requestRate = () =>
   );
 
 /** `load_gen` of the common file. */
-export const LoadGenSchema = z.strictObject({
+export const LoadGenSchema = mapping({
   load_gen_type: z.literal("fixed_length", {
     error: (i) =>
       i.input === "synthetic" || i.input === "trace"
@@ -180,7 +186,7 @@ export const LoadGenSchema = z.strictObject({
 export const ROUTING_POLICIES = ["least_loaded", "round_robin", "least_kv", "random"] as const;
 
 /** `serving_config` of the common file. */
-export const ServingConfigSchema = z.strictObject({
+export const ServingConfigSchema = mapping({
   max_concurrency: positiveInt().default(100),
   block_size: positiveInt().default(128),
   max_tokens_budget: positiveInt().default(8192),
@@ -199,7 +205,7 @@ export const ServingConfigSchema = z.strictObject({
 });
 
 /** The common file. */
-export const CommonFileSchema = z.strictObject({
+export const CommonFileSchema = mapping({
   model_config: ModelConfigSchema,
   load_gen: LoadGenSchema.prefault({}),
   serving_config: ServingConfigSchema.prefault({}),

@@ -22,7 +22,7 @@ import { z } from "zod";
 import type { SourceLocation } from "../config/errors.ts";
 import { readYaml } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
-import { nonNegativeInt } from "../config/schema.ts";
+import { mapping, nonNegativeInt } from "../config/schema.ts";
 import type { YamlSource } from "../config/source.ts";
 import { closest, validate } from "../config/validate.ts";
 import { runFiles } from "../run.ts";
@@ -35,7 +35,7 @@ import type { MetricRef } from "./metric_keys.ts";
 const path = () => z.string({ error: "expected a file path" }).min(1, { error: "expected a file path" });
 
 /** Schema of a scenario file. */
-export const ScenarioFileSchema = z.strictObject({
+export const ScenarioFileSchema = mapping({
   name: z.string().min(1).optional(),
   description: z.string().optional(),
   tags: z.array(z.string()).optional(),

@@ -1,0 +1,63 @@
+/**
+ * Helpers shared by the cross-module tests: running the CLI as a user
+ * would, and writing throwaway config files.
+ *
+ * @module
+ */
+
+/** The repository root. */
+export const ROOT = new URL("..", import.meta.url).pathname;
+
+/** What a CLI run printed. */
+export interface CliRun {
+  /** Exit code. */
+  code: number;
+  /** Standard output. */
+  stdout: string;
+  /** Standard error. */
+  stderr: string;
+}
+
+/** Runs `deno run cli.ts ...args` from `cwd` (default: the repository root). */
+export async function runCli(args: string[], cwd = ROOT): Promise<CliRun> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-read", "--allow-write", "--allow-env", `${ROOT}cli.ts`, ...args],
+    cwd,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** Writes `files` (name → text) into a new temporary folder and returns its path (with a trailing slash). */
+export function writeTemp(files: Record<string, string>): string {
+  const dir = Deno.makeTempDirSync({ prefix: "servingcast-test-" }) + "/";
+  for (const [name, text] of Object.entries(files)) Deno.writeTextFileSync(dir + name, text);
+  return dir;
+}
+
+/** A minimal valid instance file. */
+export const INSTANCE_OK = `instance_groups:
+  - num_instances: 1
+    num_devices_per_instance: 1
+    device_type: H100_SXM_80G
+    pd_role: both
+`;
+
+/** A minimal valid common file (small and fast). */
+export const COMMON_OK = `model_config:
+  name: meta-llama/Llama-3.1-8B-Instruct
+  quantize_linear_action: DISABLED
+load_gen:
+  load_gen_type: fixed_length
+  num_requests: 50
+  num_input_tokens: 512
+  num_output_tokens: 64
+  request_rate: 10.0
+serving_config:
+  max_concurrency: 16
+  block_size: 16
+  max_tokens_budget: 4096
+`;

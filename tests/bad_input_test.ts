@@ -1,0 +1,156 @@
+/**
+ * Bad input never crashes: each case exits 2 with one line
+ * `file:line:col: key.path: message` on stderr and nothing on stdout.
+ */
+import assert from "node:assert/strict";
+import { COMMON_OK, INSTANCE_OK, runCli, writeTemp } from "./_helpers.ts";
+
+interface Case {
+  /** What is wrong. */
+  name: string;
+  instance?: string;
+  common?: string;
+  extra?: Record<string, string>;
+  /** The exact line expected, with DIR standing for the temp folder. */
+  expect: string | RegExp;
+  args?: (dir: string) => string[];
+}
+
+const cases: Case[] = [
+  {
+    name: "YAML syntax error",
+    instance: "instance_groups:\n  - num_instances: 1\n    pd_role: [both\n",
+    expect: /^DIRi\.yaml:4:1: YAML syntax error: .+$/,
+  },
+  {
+    name: "unknown key, with a suggestion",
+    common: COMMON_OK.replace("max_tokens_budget", "max_token_budget"),
+    expect: "DIRc.yaml:13:3: serving_config.max_token_budget: unknown key 'max_token_budget'; did you mean 'max_tokens_budget'?",
+  },
+  {
+    name: "wrong type",
+    common: COMMON_OK.replace("num_requests: 50", "num_requests: many"),
+    expect: 'DIRc.yaml:6:17: load_gen.num_requests: expected a positive integer, got "many"',
+  },
+  {
+    name: "negative number",
+    common: COMMON_OK.replace("max_tokens_budget: 4096", "max_tokens_budget: -1"),
+    expect: "DIRc.yaml:13:22: serving_config.max_tokens_budget: expected a positive integer, got -1",
+  },
+  {
+    name: "missing instance file",
+    args: (d) => ["--instance_config_path", `${d}nope.yaml`, "--common_config_path", `${d}c.yaml`],
+    expect: "DIRnope.yaml: cannot read: file not found",
+  },
+  {
+    name: "missing device file named in the config",
+    instance: INSTANCE_OK.replace("H100_SXM_80G", "./chips/mine.yaml"),
+    expect: "DIRi.yaml:4:18: instance_groups[0].device_type: cannot read device file DIRchips/mine.yaml: file not found",
+  },
+  {
+    name: "missing required key",
+    instance: INSTANCE_OK.replace("    num_devices_per_instance: 1\n", ""),
+    expect: "DIRi.yaml:2:5: instance_groups[0].num_devices_per_instance: missing required key 'num_devices_per_instance'",
+  },
+  {
+    name: "unknown device",
+    instance: INSTANCE_OK.replace("H100_SXM_80G", "H100_SXM_80GB"),
+    expect: "DIRi.yaml:4:18: instance_groups[0].device_type: unknown device 'H100_SXM_80GB'; did you mean 'H100_SXM_80G'?",
+  },
+  {
+    name: "unknown model",
+    common: COMMON_OK.replace("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-8B-Instrct"),
+    expect:
+      "DIRc.yaml:2:9: model_config.name: unknown model 'meta-llama/Llama-3.1-8B-Instrct'; did you mean 'meta-llama/Llama-3.1-8B-Instruct'?",
+  },
+  {
+    name: "model too big for the device",
+    instance: INSTANCE_OK.replace("H100_SXM_80G", "L40S_48G"),
+    common: COMMON_OK.replace("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct"),
+    expect:
+      /^DIRi\.yaml:3:31: instance_groups\[0\]\.num_devices_per_instance: meta-llama\/Llama-3\.1-70B-Instruct does not fit on L40S_48G with tp_size 1: needs 13\d\.\d GiB per device \(weights 13\d\.\d GiB, activations 1\.1 GiB, runtime 1\.0 GiB\) plus KV blocks of 5\.0 MiB, but 40\.5 GiB is usable \(kv_cache_memory_fraction 0\.9 of 45\.0 GiB\)$/,
+  },
+  {
+    name: "pd_role both mixed with prefill",
+    instance: INSTANCE_OK + INSTANCE_OK.replace("instance_groups:\n", "").replace("pd_role: both", "pd_role: prefill"),
+    expect: /^DIRi\.yaml:9:14: instance_groups\[1\]\.pd_role: 'both' groups cannot be mixed with 'prefill' or 'decode' groups.*$/,
+  },
+  {
+    name: "only a prefill group",
+    instance: INSTANCE_OK.replace("pd_role: both", "pd_role: prefill"),
+    expect: "DIRi.yaml:5:14: instance_groups[0].pd_role: a 'prefill' group needs a 'decode' group to pair with",
+  },
+  {
+    name: "unknown pd_role",
+    instance: INSTANCE_OK.replace("pd_role: both", "pd_role: mixed"),
+    expect: 'DIRi.yaml:5:14: instance_groups[0].pd_role: expected one of prefill, decode, both, got "mixed"',
+  },
+  {
+    name: "tp_size not dividing the heads",
+    instance: INSTANCE_OK.replace("num_devices_per_instance: 1", "num_devices_per_instance: 8") +
+      "    parallel_config:\n      tp_size: 8\n",
+    common: COMMON_OK.replace("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct"),
+    expect:
+      "DIRi.yaml:7:16: instance_groups[0].parallel_config.tp_size: must divide the 28 attention heads of Qwen/Qwen2.5-7B-Instruct, got 8",
+  },
+  {
+    name: "tp_size × dp_size not equal to world_size",
+    instance: INSTANCE_OK.replace("num_devices_per_instance: 1", "num_devices_per_instance: 4") +
+      "    parallel_config:\n      tp_size: 2\n      dp_size: 1\n",
+    expect: "DIRi.yaml:7:16: instance_groups[0].parallel_config.tp_size: tp_size × dp_size must equal world_size: 2 × 1 ≠ 4",
+  },
+  {
+    name: "no instance groups",
+    instance: "instance_groups: []\n",
+    expect: "DIRi.yaml:1:18: instance_groups: expected at least one instance group, got an empty list",
+  },
+  {
+    name: "a request that can never fit the KV cache",
+    common: COMMON_OK.replace("max_tokens_budget: 4096", "max_tokens_budget: 4096\n  num_kv_blocks: 20"),
+    expect:
+      "DIRc.yaml:7:21: load_gen.num_input_tokens: no engine can ever serve a request of 512 + 64 tokens: needs 36 KV blocks (575 tokens) but an engine holds 20 (320 tokens)",
+  },
+  {
+    name: "mixture-of-experts model (not supported yet)",
+    common: COMMON_OK.replace("meta-llama/Llama-3.1-8B-Instruct", "mistralai/Mixtral-8x7B-Instruct-v0.1"),
+    expect:
+      "DIRc.yaml:2:9: model_config.name: mistralai/Mixtral-8x7B-Instruct-v0.1 is a mixture-of-experts model; only dense (MHA/GQA) models are supported yet",
+  },
+  {
+    name: "infinite number where a finite one is needed",
+    common: COMMON_OK.replace("max_concurrency: 16", "max_concurrency: .inf"),
+    expect: "DIRc.yaml:11:20: serving_config.max_concurrency: expected a positive integer, got .inf",
+  },
+  {
+    name: "local config.json missing a field",
+    common: COMMON_OK.replace("meta-llama/Llama-3.1-8B-Instruct", "./mymodel"),
+    extra: { "mymodel": "", "mymodel/config.json": '{\n  "hidden_size": 4096,\n  "num_attention_heads": 32\n}\n' },
+    expect: "DIRmymodel/config.json:1:1: num_hidden_layers: missing required field",
+  },
+  {
+    name: "bad --seed",
+    args: (d) => ["--instance_config_path", `${d}i.yaml`, "--common_config_path", `${d}c.yaml`, "--seed", "-3"],
+    expect: "servingcast: --seed: expected a non-negative integer, got '-3'",
+  },
+];
+
+for (const c of cases) {
+  Deno.test(`bad input: ${c.name} exits 2 with one located line`, async () => {
+    const files: Record<string, string> = { "i.yaml": c.instance ?? INSTANCE_OK, "c.yaml": c.common ?? COMMON_OK };
+    const dir = writeTemp({});
+    for (const [name, text] of Object.entries({ ...files, ...c.extra })) {
+      if (text === "") Deno.mkdirSync(dir + name, { recursive: true });
+      else Deno.writeTextFileSync(dir + name, text);
+    }
+    const args = c.args?.(dir) ?? ["--instance_config_path", `${dir}i.yaml`, "--common_config_path", `${dir}c.yaml`];
+    const run = await runCli(args);
+    assert.equal(run.code, 2, `exit code; stderr: ${run.stderr}`);
+    assert.equal(run.stdout, "");
+    const lines = run.stderr.trimEnd().split("\n");
+    assert.equal(lines.length, 1, `one line on stderr, got:\n${run.stderr}`);
+    const line = lines[0].replaceAll(dir, "DIR");
+    if (typeof c.expect === "string") assert.equal(line, c.expect);
+    else assert.match(line, c.expect);
+    assert.doesNotMatch(run.stderr, /\bat .*\.ts:\d+/, "no stack trace");
+  });
+}
