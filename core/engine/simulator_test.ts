@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { simulate } from "./simulator.ts";
+import { input, linearCost } from "./_fixtures.ts";
+import type { StepRecord } from "./types.ts";
+
+const ms = 1000; // µs
+
+Deno.test("simulate() gives one step for a prompt within the budget, then one step per output token", () => {
+  const r = simulate(input({ inputTokens: 100, outputTokens: 10 }));
+  assert.equal(r.requests.firstToken[0], 1 * ms);
+  assert.equal(r.requests.finish[0], 10 * ms);
+  assert.equal(r.engines[0].steps, 10);
+});
+
+Deno.test("simulate() chunks a prompt longer than max_tokens_budget over several steps", () => {
+  const steps: StepRecord[] = [];
+  const r = simulate(input({ inputTokens: 10_000, outputTokens: 3 }, { maxTokens: 4096 }), { onStep: (s) => steps.push(s) });
+  assert.deepEqual(steps.map((s) => s.prefillTokens), [4096, 4096, 1808, 0, 0]);
+  assert.equal(r.requests.firstToken[0], 3 * ms);
+  assert.equal(r.requests.finish[0], 5 * ms);
+});
+
+Deno.test("simulate() with chunked prefill off runs the whole prompt in one step", () => {
+  const steps: StepRecord[] = [];
+  simulate(input({ numRequests: 2, inputTokens: 3000, outputTokens: 2 }, { maxTokens: 4096, chunkedPrefill: false }), {
+    onStep: (s) => steps.push(s),
+  });
+  // The second prompt does not fit beside the first in 4,096 tokens: it waits a step.
+  assert.deepEqual(steps.map((s) => s.prefillTokens), [3000, 3000, 0]);
+});
+
+Deno.test("simulate() batches decodes of running requests with new prefills (continuous batching)", () => {
+  const steps: StepRecord[] = [];
+  simulate(input({ numRequests: 2, inputTokens: 100, outputTokens: 5, arrival: { rate: 400, process: "constant", cv: 1 } }), {
+    onStep: (s) => steps.push(s),
+  });
+  // Request 1 arrives at 2.5 ms, while request 0 decodes: it joins the step starting at 3 ms.
+  const joined = steps.find((s) => s.prefillTokens === 100 && s.decodeTokens === 1);
+  assert.ok(joined, JSON.stringify(steps));
+  assert.equal(joined.start, 3 * ms);
+});
+
+Deno.test("simulate() respects max_num_seqs", () => {
+  let peak = 0;
+  simulate(input({ numRequests: 20, inputTokens: 10, outputTokens: 20 }, { maxSeqs: 4 }), {
+    onStep: (s) => (peak = Math.max(peak, s.seqs)),
+  });
+  assert.equal(peak, 4);
+});
+
+Deno.test("simulate() preempts the newest running request when KV blocks run out, and recomputes it", () => {
+  // 10 blocks of 16 tokens; each request needs ⌈(40 + 40 − 1) / 16⌉ = 5 blocks at the end.
+  // Three requests start with 3 blocks each (9 of 10) and grow: the newest is preempted.
+  let peak = 0;
+  const r = simulate(input({ numRequests: 3, inputTokens: 40, outputTokens: 40 }, { kvBlocks: 10 }), {
+    onStep: (s) => (peak = Math.max(peak, s.kvBlocks)),
+  });
+  assert.ok(peak <= 10);
+  assert.ok(r.requests.preemptions[2] >= 1, `preemptions ${[...r.requests.preemptions]}`);
+  assert.equal(r.requests.preemptions[0], 0, "the oldest request is never the victim");
+  for (let i = 0; i < 3; i++) assert.ok(r.requests.finish[i] > 0);
+  assert.equal(r.engines[0].preemptions, r.requests.preemptions.reduce((a, b) => a + b, 0));
+});
+
+Deno.test("simulate() holds requests at the client beyond max_concurrency (send time after the wait)", () => {
+  const r = simulate(input({ numRequests: 3, inputTokens: 10, outputTokens: 2, maxConcurrency: 1 }));
+  assert.deepEqual([...r.requests.send], [0, 2 * ms, 4 * ms]);
+  assert.deepEqual([...r.requests.arrival], [0, 0, 0]);
+});
+
+Deno.test("simulate() reports a request that can never fit instead of retrying it", () => {
+  const r = simulate({
+    ...input({ numRequests: 2, inputTokens: 1000, outputTokens: 10 }),
+    engines: [
+      { ...input({}).engines[0], kvBlocks: 10 },
+    ],
+  });
+  assert.deepEqual([...r.unservable], [["needs 64 KV blocks (1009 tokens) but an engine holds 10 (160 tokens)", 2]]);
+  assert.deepEqual([...r.requests.engine], [-1, -1]);
+});
+
+Deno.test("simulate() routes to the least-loaded engine", () => {
+  const r = simulate(input({ numRequests: 4, inputTokens: 100, outputTokens: 50 }, {}, 2));
+  assert.deepEqual([...r.requests.engine], [0, 1, 0, 1]);
+});
+
+Deno.test("simulate() keeps slow and fast engines apart: steps take the cost model's time", () => {
+  const base = input({ numRequests: 1, inputTokens: 1000, outputTokens: 2 });
+  const r = simulate({ ...base, engines: [{ ...base.engines[0], cost: linearCost(0.5, 0.01) }] });
+  assert.equal(r.requests.firstToken[0], 10_500);
+  assert.equal(r.requests.finish[0], 10_500 + 510);
+});

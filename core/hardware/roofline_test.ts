@@ -1,0 +1,118 @@
+import assert from "node:assert/strict";
+import { MODEL_CATALOG } from "../model/catalog.ts";
+import { modelSpecFromHf } from "../model/model_spec.ts";
+import { DEVICE_CATALOG } from "./devices.ts";
+import { planMemory } from "./memory.ts";
+import { linearQuant } from "./quant.ts";
+import { emptyBatch, RooflineCostModel } from "./roofline.ts";
+import type { BatchShape, StepBreakdown } from "./roofline.ts";
+
+function model(id: string, device: string, tp = 1, quant = "DISABLED") {
+  const m = modelSpecFromHf(id, MODEL_CATALOG[id], (f) => assert.fail(f));
+  const d = DEVICE_CATALOG[device];
+  return new RooflineCostModel({
+    model: m,
+    device: d,
+    layout: { tp, mlpTp: tp, lmheadTp: tp, dcp: 1 },
+    linear: linearQuant(quant, 32, d),
+    lmheadWeightBytes: 2,
+    kvBytes: 2,
+    host2deviceBandwidth: 0,
+    blockSize: 16,
+  });
+}
+
+const decode = (seqs: number, ctx: number): BatchShape => ({
+  ...emptyBatch(),
+  tokens: seqs,
+  seqs,
+  logitsRows: seqs,
+  decodeSeqs: seqs,
+  decodeContext: seqs * ctx,
+});
+const prefill = (n: number): BatchShape => ({
+  ...emptyBatch(),
+  tokens: n,
+  seqs: 1,
+  logitsRows: 1,
+  prefillTokens: n,
+  prefillPairs: (n * (n + 1)) / 2,
+  prefillContext: n,
+});
+
+Deno.test("stepTime() breakdown sums to the total", () => {
+  const c = model("meta-llama/Llama-3.1-8B-Instruct", "H100_SXM_80G", 2);
+  const b = {} as StepBreakdown;
+  const t = c.stepTime({ ...prefill(512), decodeSeqs: 8, decodeContext: 8000, tokens: 520, seqs: 9, logitsRows: 9 }, b);
+  const sum = b.linear + b.attention + b.elementwise + b.lmHead + b.communication + b.host;
+  assert.ok(Math.abs(sum - t) < 1e-12);
+  assert.equal(b.total, t);
+  assert.ok(b.communication > 0, "TP2 has all-reduces");
+});
+
+Deno.test("stepTime() of batch-1 decode is bound by the weight reads", () => {
+  const c = model("meta-llama/Llama-2-7b-hf", "A100_SXM_80G");
+  const t = c.stepTime(decode(1, 6));
+  const weightRead = c.weightBytesPerDevice / (2.039e12 * 0.834);
+  assert.ok(t > weightRead && t < weightRead * 1.3, `step ${t * 1e3} ms vs weight read ${weightRead * 1e3} ms`);
+});
+
+Deno.test("stepTime() of a long prefill is bound by compute: ≈ 2 × params × tokens / achieved FLOP/s", () => {
+  const c = model("meta-llama/Llama-2-7b-hf", "A100_SXM_80G");
+  const t = c.stepTime(prefill(4096));
+  const flops = 2 * 6.48e9 * 4096; // linear-layer parameters (no embedding) × tokens
+  const ideal = flops / (312e12 * 0.87);
+  assert.ok(t > ideal && t < ideal * 1.35, `prefill ${t * 1e3} ms vs GEMM ideal ${ideal * 1e3} ms`);
+});
+
+Deno.test("stepTime() grows with context for decode (KV reads)", () => {
+  const c = model("meta-llama/Llama-3.1-8B-Instruct", "H100_SXM_80G");
+  assert.ok(c.stepTime(decode(64, 8000)) > c.stepTime(decode(64, 500)) * 1.5);
+});
+
+Deno.test("stepTime() costs the same whatever the number of layers times requests (O(1))", () => {
+  const c = model("meta-llama/Llama-3.1-405B-Instruct", "H100_SXM_80G", 8, "FP8");
+  const big = decode(4096, 10000);
+  const start = performance.now();
+  let s = 0;
+  for (let i = 0; i < 100_000; i++) s += c.stepTime(big);
+  const perCall = (performance.now() - start) / 100_000;
+  assert.ok(s > 0);
+  assert.ok(perCall < 0.02, `${perCall * 1000} µs per call`);
+});
+
+Deno.test("stepTime() TP all-reduce bytes: two per layer of tokens × hidden × 2 B", () => {
+  const c1 = model("meta-llama/Llama-3.1-70B-Instruct", "H100_SXM_80G", 8);
+  const b1 = {} as StepBreakdown;
+  const b2 = {} as StepBreakdown;
+  c1.stepTime(prefill(4096), b1);
+  c1.stepTime(prefill(8192), b2);
+  // The bandwidth term doubles with tokens; the latency term stays: Δ = 2 × 80 layers (+1 embedding) × bytes / bw.
+  const bytes = 4096 * 8192 * 2;
+  const perCollective = ((2 * 7) / 8) * bytes / (450e9 * 0.85);
+  const expected = 161 * perCollective;
+  assert.ok(Math.abs(b2.communication - b1.communication - expected) / expected < 1e-6);
+});
+
+Deno.test("planMemory() leaves KV room from weights, activations and runtime", () => {
+  const c = model("meta-llama/Llama-3.1-8B-Instruct", "H100_SXM_80G");
+  const p = planMemory(c, { memoryFraction: 0.9, blockSize: 16, maxTokens: 8192, maxSeqs: 256, pinnedBlocks: null });
+  assert.equal(p.kvBlockBytes, 16 * 131072);
+  assert.ok(Math.abs(p.weightBytes / 1e9 - 16.06) < 0.01, `weights ${p.weightBytes / 1e9} GB`);
+  assert.equal(p.kvBlocks, Math.floor((p.usableBytes - p.weightBytes - p.activationBytes - p.runtimeBytes) / p.kvBlockBytes));
+});
+
+Deno.test("planMemory() halves weights per device under TP2", () => {
+  const one = model("meta-llama/Llama-3.1-70B-Instruct", "H100_SXM_80G", 1).weightBytesPerDevice;
+  const two = model("meta-llama/Llama-3.1-70B-Instruct", "H100_SXM_80G", 2).weightBytesPerDevice;
+  assert.ok(Math.abs(two / one - 0.5) < 0.001);
+});
+
+Deno.test("linearQuant() falls back where the device lacks the matrix type", () => {
+  const q = linearQuant("FP8", 32, DEVICE_CATALOG.A100_SXM_80G);
+  assert.equal(q.peak, "bf16");
+  assert.equal(q.weightBytes, 1);
+  assert.match(q.fallback ?? "", /A100_SXM_80G has no fp8 matrix unit/);
+  assert.equal(linearQuant("W4A8_DYNAMIC", 32, DEVICE_CATALOG.TEST_DEVICE).weightBytes, 0.5);
+  assert.equal(linearQuant("MXFP4", 32, DEVICE_CATALOG.B200_SXM_180G).peak, "fp4");
+});
