@@ -25,7 +25,8 @@ const cases: Case[] = [
   {
     name: "unknown key, with a suggestion",
     common: COMMON_OK.replace("max_tokens_budget", "max_token_budget"),
-    expect: "DIRc.yaml:13:3: serving_config.max_token_budget: unknown key 'max_token_budget'; did you mean 'max_tokens_budget'?",
+    expect:
+      "DIRc.yaml:13:3: serving_config.max_token_budget: unknown key 'max_token_budget'; did you mean 'max_tokens_budget'?",
   },
   {
     name: "wrong type",
@@ -45,17 +46,20 @@ const cases: Case[] = [
   {
     name: "missing device file named in the config",
     instance: INSTANCE_OK.replace("H100_SXM_80G", "./chips/mine.yaml"),
-    expect: "DIRi.yaml:4:18: instance_groups[0].device_type: cannot read device file DIRchips/mine.yaml: file not found",
+    expect:
+      "DIRi.yaml:4:18: instance_groups[0].device_type: cannot read device file DIRchips/mine.yaml: file not found",
   },
   {
     name: "missing required key",
     instance: INSTANCE_OK.replace("    num_devices_per_instance: 1\n", ""),
-    expect: "DIRi.yaml:2:5: instance_groups[0].num_devices_per_instance: missing required key 'num_devices_per_instance'",
+    expect:
+      "DIRi.yaml:2:5: instance_groups[0].num_devices_per_instance: missing required key 'num_devices_per_instance'",
   },
   {
     name: "unknown device",
     instance: INSTANCE_OK.replace("H100_SXM_80G", "H100_SXM_80GB"),
-    expect: "DIRi.yaml:4:18: instance_groups[0].device_type: unknown device 'H100_SXM_80GB'; did you mean 'H100_SXM_80G'?",
+    expect:
+      "DIRi.yaml:4:18: instance_groups[0].device_type: unknown device 'H100_SXM_80GB'; did you mean 'H100_SXM_80G'?",
   },
   {
     name: "unknown model",
@@ -73,7 +77,8 @@ const cases: Case[] = [
   {
     name: "pd_role both mixed with prefill",
     instance: INSTANCE_OK + INSTANCE_OK.replace("instance_groups:\n", "").replace("pd_role: both", "pd_role: prefill"),
-    expect: /^DIRi\.yaml:9:14: instance_groups\[1\]\.pd_role: 'both' groups cannot be mixed with 'prefill' or 'decode' groups.*$/,
+    expect:
+      /^DIRi\.yaml:9:14: instance_groups\[1\]\.pd_role: 'both' groups cannot be mixed with 'prefill' or 'decode' groups.*$/,
   },
   {
     name: "only a prefill group",
@@ -97,7 +102,8 @@ const cases: Case[] = [
     name: "tp_size × dp_size not equal to world_size",
     instance: INSTANCE_OK.replace("num_devices_per_instance: 1", "num_devices_per_instance: 4") +
       "    parallel_config:\n      tp_size: 2\n      dp_size: 1\n",
-    expect: "DIRi.yaml:7:16: instance_groups[0].parallel_config.tp_size: tp_size × dp_size must equal world_size: 2 × 1 ≠ 4",
+    expect:
+      "DIRi.yaml:7:16: instance_groups[0].parallel_config.tp_size: tp_size × dp_size must equal world_size: 2 × 1 ≠ 4",
   },
   {
     name: "no instance groups",

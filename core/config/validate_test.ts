@@ -51,7 +51,10 @@ Deno.test("validate() reports a missing required key at its parent", () => {
 });
 
 Deno.test("validate() rejects YAML duplicate keys as syntax errors", () => {
-  assert.throws(() => new YamlSource("c.yaml", "a: 1\na: 2\n"), /c\.yaml:2:1: YAML syntax error: Map keys must be unique/);
+  assert.throws(
+    () => new YamlSource("c.yaml", "a: 1\na: 2\n"),
+    /c\.yaml:2:1: YAML syntax error: Map keys must be unique/,
+  );
 });
 
 Deno.test("closest() finds near misses only", () => {

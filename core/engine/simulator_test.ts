@@ -14,7 +14,9 @@ Deno.test("simulate() gives one step for a prompt within the budget, then one st
 
 Deno.test("simulate() chunks a prompt longer than max_tokens_budget over several steps", () => {
   const steps: StepRecord[] = [];
-  const r = simulate(input({ inputTokens: 10_000, outputTokens: 3 }, { maxTokens: 4096 }), { onStep: (s) => steps.push(s) });
+  const r = simulate(input({ inputTokens: 10_000, outputTokens: 3 }, { maxTokens: 4096 }), {
+    onStep: (s) => steps.push(s),
+  });
   assert.deepEqual(steps.map((s) => s.prefillTokens), [4096, 4096, 1808, 0, 0]);
   assert.equal(r.requests.firstToken[0], 3 * ms);
   assert.equal(r.requests.finish[0], 5 * ms);
@@ -31,9 +33,12 @@ Deno.test("simulate() with chunked prefill off runs the whole prompt in one step
 
 Deno.test("simulate() batches decodes of running requests with new prefills (continuous batching)", () => {
   const steps: StepRecord[] = [];
-  simulate(input({ numRequests: 2, inputTokens: 100, outputTokens: 5, arrival: { rate: 400, process: "constant", cv: 1 } }), {
-    onStep: (s) => steps.push(s),
-  });
+  simulate(
+    input({ numRequests: 2, inputTokens: 100, outputTokens: 5, arrival: { rate: 400, process: "constant", cv: 1 } }),
+    {
+      onStep: (s) => steps.push(s),
+    },
+  );
   // Request 1 arrives at 2.5 ms, while request 0 decodes: it joins the step starting at 3 ms.
   const joined = steps.find((s) => s.prefillTokens === 100 && s.decodeTokens === 1);
   assert.ok(joined, JSON.stringify(steps));

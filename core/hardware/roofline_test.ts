@@ -99,7 +99,10 @@ Deno.test("planMemory() leaves KV room from weights, activations and runtime", (
   const p = planMemory(c, { memoryFraction: 0.9, blockSize: 16, maxTokens: 8192, maxSeqs: 256, pinnedBlocks: null });
   assert.equal(p.kvBlockBytes, 16 * 131072);
   assert.ok(Math.abs(p.weightBytes / 1e9 - 16.06) < 0.01, `weights ${p.weightBytes / 1e9} GB`);
-  assert.equal(p.kvBlocks, Math.floor((p.usableBytes - p.weightBytes - p.activationBytes - p.runtimeBytes) / p.kvBlockBytes));
+  assert.equal(
+    p.kvBlocks,
+    Math.floor((p.usableBytes - p.weightBytes - p.activationBytes - p.runtimeBytes) / p.kvBlockBytes),
+  );
 });
 
 Deno.test("planMemory() halves weights per device under TP2", () => {

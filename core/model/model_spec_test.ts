@@ -42,9 +42,10 @@ Deno.test("kvBytesPerToken() stores 576 values per layer for MLA", () => {
 
 Deno.test("modelSpecFromHf() reports the missing field", () => {
   assert.throws(
-    () => modelSpecFromHf("x", { hidden_size: 64, num_attention_heads: 4 }, (f, d) => {
-      throw new Error(`${f}: ${d}`);
-    }),
+    () =>
+      modelSpecFromHf("x", { hidden_size: 64, num_attention_heads: 4 }, (f, d) => {
+        throw new Error(`${f}: ${d}`);
+      }),
     /num_hidden_layers: missing required field/,
   );
 });

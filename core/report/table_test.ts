@@ -21,7 +21,15 @@ total_output_tokens            350000.000
 output_token_throughput(tok/s) 285.598
 `;
 
-const col = (...v: number[]) => ({ AVERAGE: v[0], MIN: v[1], MAX: v[2], MEDIAN: v[3], P75: v[4], P90: v[5], P99: v[6] });
+const col = (...v: number[]) => ({
+  AVERAGE: v[0],
+  MIN: v[1],
+  MAX: v[2],
+  MEDIAN: v[3],
+  P75: v[4],
+  P90: v[5],
+  P99: v[6],
+});
 
 Deno.test("formatSummaryTable() reproduces the guide's layout byte for byte", () => {
   const s: Summary = {

@@ -44,7 +44,7 @@ export const ScenarioFileSchema = mapping({
   }),
   common_config: path(),
   seed: nonNegativeInt().optional(),
-  expect: z.record(z.string(), z.unknown(), { error: "expected a mapping of metric: \"<op> <number>\"" }),
+  expect: z.record(z.string(), z.unknown(), { error: 'expected a mapping of metric: "<op> <number>"' }),
 });
 
 /** One assertion of a scenario. */
@@ -114,7 +114,10 @@ function parseAssertions(src: YamlSource, expect: Record<string, unknown>): Scen
     }
     const bound = parseBound(expect[key]);
     if (!bound) {
-      src.fail(["expect", key], `expected "<op> <number>" with op one of < <= > >= ==, got ${JSON.stringify(expect[key])}`);
+      src.fail(
+        ["expect", key],
+        `expected "<op> <number>" with op one of < <= > >= ==, got ${JSON.stringify(expect[key])}`,
+      );
     }
     return { key, metric, bound, location: src.locate(["expect", key], true) };
   });
@@ -155,11 +158,11 @@ export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult
     const actual = a.metric.read(output.summary);
     const pass = holds(a.bound, actual);
     const loc = a.location;
-    const message = `${loc.file}:${loc.line}:${loc.col}: expect.${a.key}: expected ${a.metric.name} ${a.bound.op} ${a.bound.value}, got ${
-      show(actual)
-    }`;
+    const message =
+      `${loc.file}:${loc.line}:${loc.col}: expect.${a.key}: expected ${a.metric.name} ${a.bound.op} ${a.bound.value}, got ${
+        show(actual)
+      }`;
     return { assertion: a, actual, pass, message };
   });
   return { scenario, output, results, pass: results.every((r) => r.pass) };
 }
-

@@ -1,0 +1,76 @@
+/**
+ * The scenario framework: what a failing assertion tells a reviewer, and
+ * what a bad scenario file is told.
+ */
+import assert from "node:assert/strict";
+import { loadScenario, runScenario } from "../core/scenario/mod.ts";
+import { InputError } from "../core/config/errors.ts";
+import { COMMON_OK, INSTANCE_OK, ROOT, writeTemp } from "./_helpers.ts";
+
+const scenario = (expect: string) => `name: tiny\ninstance_config: i.yaml\ncommon_config: c.yaml\nexpect:\n${expect}`;
+
+Deno.test("runScenario() reports a failed assertion with file:line, the bound and the actual value", () => {
+  const dir = writeTemp({
+    "i.yaml": INSTANCE_OK,
+    "c.yaml": COMMON_OK,
+    "s.yaml": scenario('  total_requests: "== 50"\n  ttft.p99: "< 0.000001"\n'),
+  });
+  const run = runScenario(loadScenario(`${dir}s.yaml`));
+  assert.equal(run.pass, false);
+  assert.equal(run.results[0].pass, true);
+  const failed = run.results[1];
+  assert.equal(failed.pass, false);
+  assert.match(
+    failed.message,
+    new RegExp(`^${dir}s\\.yaml:6:3: expect\\.ttft\\.p99: expected TTFT\\(s\\)\\.P99 < 0\\.000001, got 0\\.0\\d+$`),
+  );
+});
+
+Deno.test("loadScenario() resolves config paths against the scenario file and accepts every metric spelling", () => {
+  const dir = writeTemp({
+    "i.yaml": INSTANCE_OK,
+    "c.yaml": COMMON_OK,
+    "s.yaml": scenario(
+      '  TTFT(s).P99: "< 1"\n  tpot.median: "< 1"\n  e2e.mean: "< 100"\n  output_token_throughput.p90: "> 0"\n' +
+        '  output_token_throughput: "> 0"\n  request_throughput(req/s): ">= 0.1"\n  benchmark_duration: 1e9\n',
+    ),
+  });
+  const s = loadScenario(`${dir}s.yaml`);
+  assert.deepEqual(s.instancePaths, [`${dir}i.yaml`]);
+  assert.deepEqual(s.assertions.map((a) => a.metric.name), [
+    "TTFT(s).P99",
+    "TPOT(s).MEDIAN",
+    "E2E_TIME(s).AVERAGE",
+    "OUTPUT_TOKEN_THROUGHPUT(tok/s).P90",
+    "output_token_throughput(tok/s)",
+    "request_throughput(req/s)",
+    "benchmark_duration(s)",
+  ]);
+  assert.deepEqual(s.assertions[6].bound, { op: "==", value: 1e9 });
+});
+
+Deno.test("loadScenario() rejects an unknown metric with a suggestion", () => {
+  const dir = writeTemp({ "s.yaml": scenario('  tpot.medain: "< 1"\n') });
+  assert.throws(
+    () => loadScenario(`${dir}s.yaml`),
+    (e) =>
+      e instanceof InputError &&
+      e.message === `${dir}s.yaml:5:3: expect.tpot.medain: unknown metric 'tpot.medain'; did you mean 'tpot.median'?`,
+  );
+});
+
+Deno.test("loadScenario() rejects a bound that is not '<op> <number>'", () => {
+  const dir = writeTemp({ "s.yaml": scenario('  ttft.p99: "fast"\n') });
+  assert.throws(() => loadScenario(`${dir}s.yaml`), /s\.yaml:5:13: expect\.ttft\.p99: expected "<op> <number>"/);
+});
+
+Deno.test("every bundled scenario loads and names existing config files", () => {
+  const dir = `${ROOT}scenarios/`;
+  const files = [...Deno.readDirSync(dir)].filter((e) => e.name.endsWith(".yaml"));
+  assert.ok(files.length >= 5, `${files.length} scenarios`);
+  for (const f of files) {
+    const s = loadScenario(dir + f.name);
+    assert.ok(s.assertions.length >= 3, `${f.name} asserts at least three things`);
+    for (const p of [...s.instancePaths, s.commonPath]) assert.ok(Deno.statSync(p).isFile, p);
+  }
+});

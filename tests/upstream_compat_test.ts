@@ -1,0 +1,56 @@
+/**
+ * Upstream ServingCast's example files run unchanged (read from
+ * ../shared/compat/upstream; skipped where that folder is absent).
+ */
+import assert from "node:assert/strict";
+import { ROOT, runCli } from "./_helpers.ts";
+
+const UPSTREAM = `${ROOT}../shared/compat/upstream/`;
+const present = (() => {
+  try {
+    return Deno.statSync(`${UPSTREAM}instances.yaml`).isFile;
+  } catch {
+    return false;
+  }
+})();
+
+Deno.test({
+  name: "upstream instances.yaml + common.yaml run unchanged and print the summary",
+  ignore: !present,
+  fn: async () => {
+    const run = await runCli([
+      "--instance_config_path",
+      `${UPSTREAM}instances.yaml`,
+      "--common_config_path",
+      `${UPSTREAM}common.yaml`,
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(
+      run.stdout,
+      /^ {9}E2E_TIME\(s\) {2}TTFT\(s\) {2}TPOT\(s\) {2}INPUT_TOKENS {2}OUTPUT_TOKENS {2}OUTPUT_TOKEN_THROUGHPUT\(tok\/s\)\n/,
+    );
+    assert.match(run.stdout, /\ntotal_requests {17}500\.000\n/);
+    assert.match(run.stdout, /\ntotal_input_tokens {13}1750000\.000\n/);
+    assert.match(
+      run.stderr,
+      /note: .*common\.yaml: upstream estimator settings have no effect here and are ignored: do_compile/,
+    );
+    assert.match(run.stderr, /Simulated Qwen\/Qwen3-32B \(32\.8B, W8A8_DYNAMIC\) on 1 × 1 TEST_DEVICE/);
+  },
+});
+
+Deno.test({
+  name: "upstream DCP instance file runs unchanged with the dense Qwen3-32B common file",
+  ignore: !present,
+  fn: async () => {
+    const run = await runCli([
+      "--instance_config_path",
+      `${UPSTREAM}dcp_test_instance.yaml`,
+      "--common_config_path",
+      `${UPSTREAM}dcp_qwen3_32b_common.yaml`,
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /\ntotal_requests {17}200\.000\n/);
+    assert.match(run.stderr, /TP8 DP2/);
+  },
+});
