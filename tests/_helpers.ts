@@ -21,7 +21,7 @@ export interface CliRun {
 /** Runs `deno run cli.ts ...args` from `cwd` (default: the repository root). */
 export async function runCli(args: string[], cwd = ROOT): Promise<CliRun> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-write", "--allow-env", `${ROOT}cli.ts`, ...args],
+    args: ["run", "--quiet", "--allow-read", "--allow-write", "--allow-env", `${ROOT}cli.ts`, ...args],
     cwd,
     env: { NO_COLOR: "1" },
     stdout: "piped",
