@@ -16,7 +16,7 @@
  * const out = runFiles(["examples/instances.yaml"], "examples/common.yaml");
  * assert.equal(out.summary.overall.total_requests, 1000);
  * assert.ok(out.summary.perMetric["TTFT(s)"].P99 < 1);
- * console.log(formatSummaryTable(out.summary));
+ * assert.match(formatSummaryTable(out.summary), /={8} Overall Summary ={8}/);
  * ```
  *
  * @module
