@@ -58,9 +58,9 @@ export function describeRun(out: RunOutput): string {
   const { plan, summary } = out;
   const w = plan.input.workload;
   const groups = plan.groups.map((g) =>
-    `${g.numInstances} × ${g.devicesPerInstance} ${g.device.name} (TP${g.layout.tp}${g.dp > 1 ? ` DP${g.dp}` : ""}, ${
-      g.memory.kvTokens.toLocaleString("en-US")
-    } KV tokens per engine)`
+    `${plural(g.numInstances, "instance")} of ${g.devicesPerInstance} × ${g.device.name} (TP${g.layout.tp}${
+      g.dp > 1 ? ` DP${g.dp}` : ""
+    }, ${g.memory.kvTokens.toLocaleString("en-US")} KV tokens per engine)`
   ).join(" + ");
   const params = (paramCounts(plan.model).total / 1e9).toFixed(1);
   const rate = Number.isFinite(w.arrival.rate) ? `${w.arrival.rate} req/s ${w.arrival.process}` : "all at t=0";

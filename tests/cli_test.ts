@@ -11,7 +11,7 @@ Deno.test("cli with no arguments runs the bundled example and says what it simul
   assert.match(run.stdout, /\n======== Overall Summary ========\ntotal_requests|benchmark_duration\(s\)/);
   assert.match(
     run.stderr,
-    /^Simulated meta-llama\/Llama-3\.1-8B-Instruct \(8\.0B, DISABLED\) on 2 × 1 H100_SXM_80G \(TP1, [\d,]+ KV tokens per engine\): 2 engines, 1000 requests of 1024 in \/ 256 out at 16 req\/s poisson, [\d.]+ s simulated in [\d.]+ s wall\n$/,
+    /^Simulated meta-llama\/Llama-3\.1-8B-Instruct \(8\.0B, DISABLED\) on 2 instances of 1 × H100_SXM_80G \(TP1, [\d,]+ KV tokens per engine\): 2 engines, 1000 requests of 1024 in \/ 256 out at 16 req\/s poisson, [\d.]+ s simulated in [\d.]+ s wall\n$/,
   );
 });
 
@@ -81,7 +81,9 @@ Deno.test("cli --enable_profiling writes a Chrome trace and a per-request CSV", 
   );
   assert.ok(ev.some((e) => e.ph === "C" && e.name.endsWith("kv_blocks_in_use")));
   assert.ok(ev.some((e) => e.ph === "C" && e.name.endsWith("queue")));
-  assert.equal(ev.filter((e) => e.ph === "X" && e.name.endsWith(" decode")).length, 1000, "a decode span per request");
+  const decodes = ev.filter((e) => e.ph === "b" && e.name === "decode");
+  assert.equal(decodes.length, 1000, "a decode slice per request");
+  assert.equal(ev.filter((e) => e.ph === "e" && e.name === "decode").length, 1000);
   const csv = Deno.readTextFileSync(`${dir}prof/${stamp}/requests.csv`).trimEnd().split("\n");
   assert.equal(csv[0], "id,arrival_s,send_s,first_token_s,finish_s,input_tokens,output_tokens,preemptions,engine");
   assert.equal(csv.length, 1001);
@@ -121,4 +123,29 @@ Deno.test("cli --format csv prints one row per request", async () => {
   const run = await runCli(["--format", "csv", "--quiet"]);
   assert.equal(run.code, 0);
   assert.equal(run.stdout.trimEnd().split("\n").length, 1001);
+});
+
+Deno.test("cli reads a local Hugging Face config.json and a device file named by path", async () => {
+  const config = {
+    model_type: "llama",
+    hidden_size: 2048,
+    num_hidden_layers: 16,
+    num_attention_heads: 32,
+    num_key_value_heads: 8,
+    intermediate_size: 8192,
+    vocab_size: 128256,
+    tie_word_embeddings: true,
+  };
+  const dir = writeTemp({
+    "chip.yaml": "memory_gib: 24\nhbm_bandwidth_tb_s: 1.0\ntflops: {bf16: 200}\n",
+    "i.yaml": INSTANCE_OK.replace("H100_SXM_80G", "./chip.yaml"),
+    "c.yaml": COMMON_OK.replace("meta-llama/Llama-3.1-8B-Instruct", "./tiny"),
+  });
+  Deno.mkdirSync(`${dir}tiny`);
+  Deno.writeTextFileSync(`${dir}tiny/config.json`, JSON.stringify(config));
+  const run = await runCli(["--instance_config_path", `${dir}i.yaml`, "--common_config_path", `${dir}c.yaml`]);
+  assert.equal(run.code, 0, run.stderr);
+  // Llama-3.2-1B's shape: 1.24 B parameters with tied embeddings.
+  assert.match(run.stderr, /Simulated \.\/tiny \(1\.2B, DISABLED\) on 1 instance of 1 × chip \(TP1, /);
+  assert.match(run.stdout, /\ntotal_requests {17}50\.000\n/);
 });

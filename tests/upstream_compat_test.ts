@@ -35,7 +35,7 @@ Deno.test({
       run.stderr,
       /note: .*common\.yaml: upstream estimator settings have no effect here and are ignored: do_compile/,
     );
-    assert.match(run.stderr, /Simulated Qwen\/Qwen3-32B \(32\.8B, W8A8_DYNAMIC\) on 1 × 1 TEST_DEVICE/);
+    assert.match(run.stderr, /Simulated Qwen\/Qwen3-32B \(32\.8B, W8A8_DYNAMIC\) on 1 instance of 1 × TEST_DEVICE/);
   },
 });
 

@@ -4,8 +4,9 @@
  *
  * Trace layout: process 1 holds one thread per engine with a span per step
  * (args: batch size, prefill and decode tokens) and counters for KV blocks
- * in use and waiting requests; process 2 holds the requests, one thread per
- * request engine, with a span per phase (client queue, prefill, decode).
+ * in use and waiting requests; process 2 holds the requests as async
+ * slices, one track per request, a slice per phase (client queue, prefill,
+ * decode).
  *
  * @module
  */
@@ -14,7 +15,8 @@ import type { RequestTable, StepRecord } from "../engine/types.ts";
 /** A Chrome trace event (the JSON array format's fields that are used). */
 interface TraceEvent {
   name: string;
-  ph: "X" | "C" | "M";
+  ph: "X" | "C" | "M" | "b" | "e";
+  id?: number;
   pid: number;
   tid?: number;
   ts?: number;
@@ -41,7 +43,6 @@ export function formatChromeTrace(
   ];
   engines.forEach((label, i) => {
     ev.push({ name: "thread_name", ph: "M", pid: 1, tid: i, args: { name: label } });
-    ev.push({ name: "thread_name", ph: "M", pid: 2, tid: i, args: { name: `requests on ${label}` } });
   });
   for (const s of steps) {
     const kind = s.prefillTokens > 0 ? (s.decodeTokens > 0 ? "mixed" : "prefill") : "decode";
@@ -72,17 +73,19 @@ export function formatChromeTrace(
       args: { waiting: s.waiting, running: s.seqs },
     });
   }
+  // Request phases are async slices (one track per request id), so that
+  // overlapping requests never break the nesting of a thread track.
   for (let i = 0; i < requests.count; i++) {
-    const tid = requests.engine[i];
-    if (tid < 0 || requests.finish[i] < 0) continue;
+    if (requests.engine[i] < 0 || requests.finish[i] < 0) continue;
+    const args = { request: i, engine: engines[requests.engine[i]] };
     const phase = (name: string, from: number, to: number) => {
-      if (to > from) {
-        ev.push({ name, cat: "request", ph: "X", pid: 2, tid, ts: from, dur: to - from, args: { request: i } });
-      }
+      if (to <= from) return;
+      ev.push({ name, cat: "request", ph: "b", id: i, pid: 2, ts: from, args });
+      ev.push({ name, cat: "request", ph: "e", id: i, pid: 2, ts: to });
     };
-    phase(`req ${i} client queue`, requests.arrival[i], requests.send[i]);
-    phase(`req ${i} prefill`, requests.send[i], requests.firstToken[i]);
-    phase(`req ${i} decode`, requests.firstToken[i], requests.finish[i]);
+    phase("client queue", requests.arrival[i], requests.send[i]);
+    phase("prefill", requests.send[i], requests.firstToken[i]);
+    phase("decode", requests.firstToken[i], requests.finish[i]);
   }
   return JSON.stringify({ traceEvents: ev, displayTimeUnit: "ms" }) + "\n";
 }
