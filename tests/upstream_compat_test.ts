@@ -14,16 +14,14 @@ const present = (() => {
   }
 })();
 
+const runUpstream = (instance: string, common: string) =>
+  runCli(["--instance_config_path", UPSTREAM + instance, "--common_config_path", UPSTREAM + common]);
+
 Deno.test({
   name: "upstream instances.yaml + common.yaml run unchanged and print the summary",
   ignore: !present,
   fn: async () => {
-    const run = await runCli([
-      "--instance_config_path",
-      `${UPSTREAM}instances.yaml`,
-      "--common_config_path",
-      `${UPSTREAM}common.yaml`,
-    ]);
+    const run = await runUpstream("instances.yaml", "common.yaml");
     assert.equal(run.code, 0, run.stderr);
     assert.match(
       run.stdout,
@@ -43,12 +41,7 @@ Deno.test({
   name: "upstream DCP instance file runs unchanged with the dense Qwen3-32B common file",
   ignore: !present,
   fn: async () => {
-    const run = await runCli([
-      "--instance_config_path",
-      `${UPSTREAM}dcp_test_instance.yaml`,
-      "--common_config_path",
-      `${UPSTREAM}dcp_qwen3_32b_common.yaml`,
-    ]);
+    const run = await runUpstream("dcp_test_instance.yaml", "dcp_qwen3_32b_common.yaml");
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /\ntotal_requests {17}200\.000\n/);
     assert.match(run.stderr, /TP8 DP2/);
