@@ -11,6 +11,7 @@
 import { runFiles } from "../core/run.ts";
 import type { FileSystem } from "../core/config/load.ts";
 import { RooflineCostModel } from "../core/hardware/roofline.ts";
+import { tensorParallel } from "../core/hardware/layout.ts";
 import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
 import { linearQuant } from "../core/hardware/quant.ts";
 import { MODEL_CATALOG } from "../core/model/catalog.ts";
@@ -59,7 +60,7 @@ const cost = new RooflineCostModel({
     throw new Error("catalog");
   }),
   device: DEVICE_CATALOG.H100_SXM_80G,
-  layout: { tp: 8, mlpTp: 8, lmheadTp: 8, dcp: 1 },
+  layout: tensorParallel(8),
   linear: linearQuant("FP8", 32, DEVICE_CATALOG.H100_SXM_80G),
   lmheadWeightBytes: 2,
   kvBytes: 2,

@@ -72,7 +72,7 @@ const cases: Case[] = [
     instance: INSTANCE_OK.replace("H100_SXM_80G", "L40S_48G"),
     common: COMMON_OK.replace("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct"),
     expect:
-      /^DIRi\.yaml:3:31: instance_groups\[0\]\.num_devices_per_instance: meta-llama\/Llama-3\.1-70B-Instruct does not fit on L40S_48G with tp_size 1: needs 13\d\.\d GiB per device \(weights 13\d\.\d GiB, activations 1\.1 GiB, runtime 1\.0 GiB\) plus KV blocks of 5\.0 MiB, but 40\.5 GiB is usable \(kv_cache_memory_fraction 0\.9 of 45\.0 GiB\)$/,
+      /^DIRi\.yaml:3:31: instance_groups\[0\]\.num_devices_per_instance: meta-llama\/Llama-3\.1-70B-Instruct does not fit on L40S_48G with tp_size 1: needs 13\d\.\d GiB per device \(weights 13\d\.\d GiB, activations 1\.\d GiB, runtime 1\.0 GiB\) plus KV blocks of 5\.0 MiB, but 40\.5 GiB is usable \(kv_cache_memory_fraction 0\.9 of 45\.0 GiB\)$/,
   },
   {
     name: "pd_role both mixed with prefill",
@@ -117,10 +117,20 @@ const cases: Case[] = [
       "DIRc.yaml:7:21: load_gen.num_input_tokens: no engine can ever serve a request of 512 + 64 tokens: needs 36 KV blocks (575 tokens) but an engine holds 20 (320 tokens)",
   },
   {
-    name: "mixture-of-experts model (not supported yet)",
+    name: "MoE layout not covering the devices",
+    instance: INSTANCE_OK.replace("num_devices_per_instance: 1", "num_devices_per_instance: 8") +
+      "    parallel_config:\n      tp_size: 8\n      ep_size: 4\n      moe_tp_size: 1\n      moe_dp_size: 1\n",
     common: COMMON_OK.replace("meta-llama/Llama-3.1-8B-Instruct", "mistralai/Mixtral-8x7B-Instruct-v0.1"),
     expect:
-      "DIRc.yaml:2:9: model_config.name: mistralai/Mixtral-8x7B-Instruct-v0.1 is a mixture-of-experts model; only dense (MHA/GQA) models are supported yet",
+      "DIRi.yaml:10:20: instance_groups[0].parallel_config.moe_dp_size: moe_tp_size × moe_dp_size × ep_size must equal world_size: 1 × 1 × 4 ≠ 8",
+  },
+  {
+    name: "experts not divisible by ep_size",
+    instance: INSTANCE_OK.replace("num_devices_per_instance: 1", "num_devices_per_instance: 16") +
+      "    parallel_config:\n      tp_size: 16\n      ep_size: 16\n      moe_tp_size: 1\n",
+    common: COMMON_OK.replace("meta-llama/Llama-3.1-8B-Instruct", "mistralai/Mixtral-8x7B-Instruct-v0.1"),
+    expect:
+      "DIRi.yaml:8:16: instance_groups[0].parallel_config.ep_size: must divide the 8 experts of mistralai/Mixtral-8x7B-Instruct-v0.1, got 16",
   },
   {
     name: "infinite number where a finite one is needed",

@@ -7,11 +7,12 @@
  * memory_gib: 80                # required
  * hbm_bandwidth_tb_s: 3.35      # required, TB/s (1e12 B/s)
  * tflops: {bf16: 989, fp8: 1979, int8: 1979}   # bf16 required; fp16 defaults to bf16; others 0 = absent
- * efficiency: {matmul: 0.8, attention: 0.75, memory: 0.9, link: 0.85}
+ * efficiency: {matmul: 0.8, matmul_low_precision: 0.71, attention: 0.75, memory: 0.9, link: 0.85}
  * scale_up_bandwidth_gb_s: 450  # per device, one direction, inside a node
  * scale_out_bandwidth_gb_s: 50  # per device, one direction, between nodes
  * devices_per_node: 8
  * collective_latency_us: 10
+ * scale_out_latency_us: 20
  * matmul_op_overhead_us: 5
  * other_op_overhead_us: 2
  * step_overhead_us: 500
@@ -37,6 +38,7 @@ export const DeviceFileSchema = mapping({
   }),
   efficiency: mapping({
     matmul: fraction().default(0.8),
+    matmul_low_precision: fraction().default(0.71),
     attention: fraction().default(0.75),
     memory: fraction().default(0.9),
     link: fraction().default(0.85),
@@ -45,6 +47,7 @@ export const DeviceFileSchema = mapping({
   scale_out_bandwidth_gb_s: positiveNumber().default(50),
   devices_per_node: positiveInt().default(8),
   collective_latency_us: nonNegativeNumber().default(10),
+  scale_out_latency_us: nonNegativeNumber().default(20),
   matmul_op_overhead_us: nonNegativeNumber().default(5),
   other_op_overhead_us: nonNegativeNumber().default(2),
   step_overhead_us: nonNegativeNumber().default(500),
@@ -67,11 +70,18 @@ export function deviceFromFile(f: DeviceFile, fallbackName: string): DeviceSpec 
       int8: f.tflops.int8 * T,
       fp4: f.tflops.fp4 * T,
     },
-    efficiency: { ...f.efficiency },
+    efficiency: {
+      matmul: f.efficiency.matmul,
+      matmulLowPrecision: f.efficiency.matmul_low_precision,
+      attention: f.efficiency.attention,
+      memory: f.efficiency.memory,
+      link: f.efficiency.link,
+    },
     scaleUpBandwidth: f.scale_up_bandwidth_gb_s * 1e9,
     scaleOutBandwidth: f.scale_out_bandwidth_gb_s * 1e9,
     devicesPerNode: f.devices_per_node,
     collectiveLatency: f.collective_latency_us * 1e-6,
+    scaleOutLatency: f.scale_out_latency_us * 1e-6,
     matmulOpOverhead: f.matmul_op_overhead_us * 1e-6,
     otherOpOverhead: f.other_op_overhead_us * 1e-6,
     stepOverhead: f.step_overhead_us * 1e-6,

@@ -12,7 +12,7 @@ import type { LinearQuant } from "../hardware/quant.ts";
 import { planMemory } from "../hardware/memory.ts";
 import type { MemoryPlan } from "../hardware/memory.ts";
 import { RooflineCostModel } from "../hardware/roofline.ts";
-import type { EngineLayout } from "../hardware/roofline.ts";
+import type { EngineLayout } from "../hardware/layout.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import type { ModelSpec } from "../model/model_spec.ts";
 import type { EngineSpec, SimulationInput } from "../engine/types.ts";
@@ -92,11 +92,11 @@ function checkTopology(cfg: LoadedConfig): void {
   }
 }
 
-function layoutOf(g: LoadedGroup, model: ModelSpec): { layout: EngineLayout; dp: number } {
+function layoutOf(g: LoadedGroup, model: ModelSpec, notices: string[]): { layout: EngineLayout; dp: number } {
   const c = g.config;
   const p = c.parallel_config;
   const at = (k: string) => [...g.path, "parallel_config", k];
-  const fail = (k: string, msg: string): never => g.source.fail(k ? at(k) : g.path, msg);
+  const fail = (k: string, msg: string): never => g.source.fail(at(k), msg);
   const world = p.world_size ?? c.num_devices_per_instance;
   if (world !== c.num_devices_per_instance) {
     fail("world_size", `must equal num_devices_per_instance (${c.num_devices_per_instance}), got ${world}`);
@@ -110,35 +110,61 @@ function layoutOf(g: LoadedGroup, model: ModelSpec): { layout: EngineLayout; dp:
   if (model.heads % tp !== 0) {
     fail("tp_size", `must divide the ${model.heads} attention heads of ${model.id}, got ${tp}`);
   }
-  if (tp % p.dcp_size !== 0) fail("dcp_size", `must divide tp_size (${tp}), got ${p.dcp_size}`);
-  if (!model.mla && model.kvHeads < tp / p.dcp_size && p.dcp_size > 1) {
-    fail("dcp_size", `needs num_key_value_heads (${model.kvHeads}) ≥ tp_size / dcp_size (${tp / p.dcp_size})`);
+  const dcp = p.dcp_size;
+  if (tp % dcp !== 0) fail("dcp_size", `must divide tp_size (${tp}), got ${dcp}`);
+  if (!model.mla && dcp > 1 && model.kvHeads < tp / dcp) {
+    fail("dcp_size", `needs num_key_value_heads (${model.kvHeads}) ≥ tp_size / dcp_size (${tp / dcp})`);
   }
+  // An FFN-like part laid out as size × groups over the instance's devices.
+  const split = (tpKey: string, dpKey: string, size: number, groups: number | null) => {
+    if (world % size !== 0) fail(tpKey, `must divide world_size (${world}), got ${size}`);
+    const n = groups ?? world / size;
+    if (size * n !== world) fail(dpKey, `${tpKey} × ${dpKey} must equal world_size: ${size} × ${n} ≠ ${world}`);
+    return n;
+  };
+  const hasDense = !model.moe || model.moe.denseLayers > 0;
   const mlpTp = p.mlp_tp_size ?? tp;
-  if (mlpTp > tp || tp % mlpTp !== 0) {
-    fail(
-      "mlp_tp_size",
-      `must divide tp_size (${tp}); an MLP sharded across DP ranks is not supported yet, got ${mlpTp}`,
-    );
-  }
-  if (model.intermediate % mlpTp !== 0) {
+  const mlpDp = split("mlp_tp_size", "mlp_dp_size", mlpTp, p.mlp_dp_size ?? (p.mlp_tp_size === null ? dp : null));
+  if (hasDense && model.intermediate % mlpTp !== 0) {
     fail("mlp_tp_size", `must divide the intermediate size (${model.intermediate}) of ${model.id}, got ${mlpTp}`);
   }
   const lmheadTp = p.lmhead_tp_size ?? tp;
-  if (lmheadTp > tp || tp % lmheadTp !== 0) {
-    fail(
-      "lmhead_tp_size",
-      `must divide tp_size (${tp}); an LM head sharded across DP ranks is not supported yet, got ${lmheadTp}`,
+  const lmheadDp = split(
+    "lmhead_tp_size",
+    "lmhead_dp_size",
+    lmheadTp,
+    p.lmhead_dp_size ?? (p.lmhead_tp_size === null ? dp : null),
+  );
+  let ep = 1, moeTp = tp, moeDp = dp;
+  if (model.moe) {
+    const e = model.moe;
+    ep = p.ep_size;
+    moeTp = p.moe_tp_size;
+    const rest = world / (ep * moeTp);
+    moeDp = p.moe_dp_size ?? (Number.isInteger(rest) ? rest : 0);
+    if (moeTp * moeDp * ep !== world) {
+      fail(
+        p.moe_dp_size === null ? "ep_size" : "moe_dp_size",
+        `moe_tp_size × moe_dp_size × ep_size must equal world_size: ${moeTp} × ${
+          p.moe_dp_size ?? "?"
+        } × ${ep} ≠ ${world}`,
+      );
+    }
+    if (e.experts % ep !== 0) fail("ep_size", `must divide the ${e.experts} experts of ${model.id}, got ${ep}`);
+    if (e.expertIntermediate % moeTp !== 0) {
+      fail(
+        "moe_tp_size",
+        `must divide the expert intermediate size (${e.expertIntermediate}) of ${model.id}, got ${moeTp}`,
+      );
+    }
+  } else if (p.ep_size > 1) {
+    notices.push(
+      `note: ${g.source.file}: ${
+        g.config.name ?? `instance group ${g.path[1]}`
+      }: ep_size is ignored for the dense model ${model.id}`,
     );
   }
-  for (const k of ["mlp_dp_size", "lmhead_dp_size"] as const) {
-    const v = p[k];
-    const ownTp = k === "mlp_dp_size" ? mlpTp : lmheadTp;
-    if (v !== null && v * ownTp !== world) {
-      fail(k, `${k.replace("dp", "tp")} × ${k} must equal world_size: ${ownTp} × ${v} ≠ ${world}`);
-    }
-  }
-  return { layout: { tp, mlpTp, lmheadTp, dcp: p.dcp_size }, dp };
+  return { layout: { tp, dp, dcp, mlpTp, mlpDp, lmheadTp, lmheadDp, ep, moeTp, moeDp }, dp };
 }
 
 /**
@@ -153,24 +179,11 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
   const sc = common.serving_config;
   const lg = common.load_gen;
   const notices = [...cfg.notices];
-  if (model.family !== "dense") {
-    cfg.commonSource.fail(
-      ["model_config", "name"],
-      `${model.id} is a ${
-        model.family === "moe" ? "mixture-of-experts" : "MLA + mixture-of-experts"
-      } model; only dense (MHA/GQA) models are supported yet`,
-    );
-  }
   checkTopology(cfg);
   const groups: GroupPlan[] = [];
   const engines: EngineSpec[] = [];
   for (const [index, g] of cfg.groups.entries()) {
-    const { layout, dp } = layoutOf(g, model);
-    if (g.config.parallel_config.ep_size > 1) {
-      notices.push(
-        `note: ${g.source.file}: instance group ${index}: ep_size is ignored for the dense model ${model.id}`,
-      );
-    }
+    const { layout, dp } = layoutOf(g, model, notices);
     const device = g.device;
     const quant = linearQuant(mc.quantize_linear_action, mc.mxfp4_group_size, device);
     if (quant.fallback) notices.push(`note: ${quant.fallback}`);
@@ -205,7 +218,11 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
           (memory.kvBlockBytes / 2 ** 20).toFixed(1)
         } MiB, but ${gib(memory.usableBytes)} is usable (kv_cache_memory_fraction ${sc.kv_cache_memory_fraction} of ${
           gib(memory.deviceBytes)
-        })`,
+        })${
+          model.moe && layout.ep * layout.moeTp === 1 && layout.tp * layout.dp > 1
+            ? "; every device holds all experts (ep_size 1, moe_tp_size 1): split them with ep_size or moe_tp_size"
+            : ""
+        }`,
       );
     }
     if (sc.num_kv_blocks !== null && sc.num_kv_blocks * memory.kvBlockBytes > memory.kvBytes) {

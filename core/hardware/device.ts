@@ -24,8 +24,10 @@ export interface MatrixPeaks {
 
 /** Achieved fractions of the peaks, each in (0, 1]. */
 export interface Efficiencies {
-  /** Large-M GEMM, fraction of the matrix peak of the operand type. */
+  /** Large-M BF16/FP16 GEMM, fraction of the BF16 peak. */
   readonly matmul: number;
+  /** Large-M FP8/INT8/FP4 GEMM, fraction of that type's peak. */
+  readonly matmulLowPrecision: number;
   /** Prefill (compute-bound) attention, fraction of the BF16 peak. */
   readonly attention: number;
   /** Achieved fraction of HBM bandwidth by streaming kernels. */
@@ -52,8 +54,10 @@ export interface DeviceSpec {
   readonly scaleOutBandwidth: number;
   /** Devices joined by the scale-up fabric. */
   readonly devicesPerNode: number;
-  /** Fixed latency of one collective, seconds. */
+  /** Fixed latency of one collective inside a node, seconds. */
   readonly collectiveLatency: number;
+  /** Extra latency of a collective that crosses nodes (RDMA), seconds. */
+  readonly scaleOutLatency: number;
   /** Fixed cost of one matrix kernel (launch, tail), seconds. */
   readonly matmulOpOverhead: number;
   /** Fixed cost of one other kernel, seconds. */

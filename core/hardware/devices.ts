@@ -46,9 +46,33 @@ const NVLINK_LATENCY = 10 * us;
  */
 const LINK_EFF = 0.85;
 
+/**
+ * Extra latency of a collective that crosses nodes (RDMA): 20 µs. DeepEP's
+ * low-latency dispatch of 128 tokens takes 77 µs inside a node (EP8) and
+ * 194 µs at EP256 (hardware.md); at 50 GB/s per GPU the extra bytes explain
+ * most of the difference, leaving a few tens of µs of RDMA latency.
+ */
+const RDMA_LATENCY = 20 * us;
+
 const nvidia = (
-  d: Omit<DeviceSpec, "matmulOpOverhead" | "otherOpOverhead" | "stepOverhead" | "collectiveLatency" | "devicesPerNode">,
-): DeviceSpec => ({ ...KERNEL, stepOverhead: STEP, collectiveLatency: NVLINK_LATENCY, devicesPerNode: 8, ...d });
+  d: Omit<
+    DeviceSpec,
+    "matmulOpOverhead" | "otherOpOverhead" | "stepOverhead" | "collectiveLatency" | "scaleOutLatency" | "devicesPerNode"
+  >,
+): DeviceSpec => ({
+  ...KERNEL,
+  stepOverhead: STEP,
+  collectiveLatency: NVLINK_LATENCY,
+  scaleOutLatency: RDMA_LATENCY,
+  devicesPerNode: 8,
+  ...d,
+});
+
+/**
+ * Where no low-precision GEMM was measured, FP8/INT8 reaches 0.9 of the
+ * BF16 fraction: the ratio measured on H100 (71% vs 80%, calibration §1).
+ */
+const LOW_PRECISION_RATIO = 0.71 / 0.8;
 
 /**
  * Ascend profiles keep upstream's meaning: upstream efficiency 0.7 of the
@@ -76,6 +100,7 @@ const ascend = (
   },
   efficiency: {
     matmul: o.compute ?? 0.7,
+    matmulLowPrecision: o.compute ?? 0.7,
     attention: o.compute ?? 0.7,
     memory: o.memory ?? 0.6,
     link: LINK_EFF,
@@ -84,6 +109,7 @@ const ascend = (
   scaleOutBandwidth: out,
   devicesPerNode: o.perNode ?? 8,
   collectiveLatency: o.latency ?? 10 * us,
+  scaleOutLatency: RDMA_LATENCY,
   ...KERNEL,
   stepOverhead: STEP,
   provenance: "upstream ServingCast profile (compute/memory efficiency); kernel and step costs carried over from A100",
@@ -170,7 +196,13 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     // matmul: 271 of 312 TFLOPS BF16 (calibration §1); attention: FlashAttention-2
     // forward 50–73% on A100 (§1), mid-range 0.6; memory: gpt-fast empirical
     // peak 1,700 of 2,039 GB/s (§2).
-    efficiency: { matmul: 0.87, attention: 0.6, memory: 0.834, link: LINK_EFF },
+    efficiency: {
+      matmul: 0.87,
+      matmulLowPrecision: 0.87 * LOW_PRECISION_RATIO,
+      attention: 0.6,
+      memory: 0.834,
+      link: LINK_EFF,
+    },
     scaleUpBandwidth: 300 * G,
     scaleOutBandwidth: 6.25 * G, // AWS p4d
     provenance: "measured on A100: matmul (§1), attention (§1), HBM (§2), kernel and step costs (§2)",
@@ -181,9 +213,9 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     memoryBytes: 81559 * MiB,
     hbmBandwidth: 3.35 * T,
     peaks: { bf16: 989 * T, fp16: 989 * T, fp8: 1979 * T, int8: 1979 * T, fp4: 0 },
-    // matmul: 795 of 989 BF16 (80%; FP8 71%, §1); attention: FlashAttention-3
-    // 75% (§1); memory: FlashMLA 3,000 of 3,350 GB/s on H800, same HBM (§1).
-    efficiency: { matmul: 0.8, attention: 0.75, memory: 0.9, link: LINK_EFF },
+    // matmul: 795 of 989 BF16 (80%), 1,403 of 1,979 FP8 (71%, §1); attention:
+    // FlashAttention-3 75% (§1); memory: FlashMLA 3,000 of 3,350 GB/s on H800, same HBM (§1).
+    efficiency: { matmul: 0.8, matmulLowPrecision: 0.71, attention: 0.75, memory: 0.9, link: LINK_EFF },
     scaleUpBandwidth: 450 * G,
     scaleOutBandwidth: 50 * G,
     provenance: "measured on H100/H800: matmul, attention, HBM (§1); kernel and step costs carried over from A100",
@@ -194,7 +226,7 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     memoryBytes: 81559 * MiB,
     hbmBandwidth: 3.35 * T,
     peaks: { bf16: 989 * T, fp16: 989 * T, fp8: 1979 * T, int8: 1979 * T, fp4: 0 },
-    efficiency: { matmul: 0.8, attention: 0.75, memory: 0.9, link: LINK_EFF },
+    efficiency: { matmul: 0.8, matmulLowPrecision: 0.71, attention: 0.75, memory: 0.9, link: LINK_EFF },
     scaleUpBandwidth: 200 * G, // DeepEP measures ~160 GB/s achieved
     scaleOutBandwidth: 50 * G,
     provenance: "as H100 (same die); HBM from FlashMLA on H800 (§1)",
@@ -206,7 +238,7 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     hbmBandwidth: 4.8 * T,
     peaks: { bf16: 989 * T, fp16: 989 * T, fp8: 1979 * T, int8: 1979 * T, fp4: 0 },
     // FP8 matmul 1,453 of 1,979 (73%, §1) against H100's 71%: BF16 taken as H100's 0.8.
-    efficiency: { matmul: 0.8, attention: 0.75, memory: 0.9, link: LINK_EFF },
+    efficiency: { matmul: 0.8, matmulLowPrecision: 0.73, attention: 0.75, memory: 0.9, link: LINK_EFF },
     scaleUpBandwidth: 450 * G,
     scaleOutBandwidth: 50 * G,
     provenance: "H100 factors (same compute die); FP8 matmul checked on H200 (§1)",
@@ -217,8 +249,8 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     memoryBytes: 183359 * MiB,
     hbmBandwidth: 8.0 * T,
     peaks: { bf16: 2250 * T, fp16: 2250 * T, fp8: 4500 * T, int8: 4500 * T, fp4: 9000 * T },
-    // matmul: 1,745 of 2,250 BF16 (78%, §1); attention and HBM carried over from H100.
-    efficiency: { matmul: 0.78, attention: 0.75, memory: 0.9, link: LINK_EFF },
+    // matmul: 1,745 of 2,250 BF16 (78%), 3,433 of 4,500 FP8 (76%, §1); attention and HBM carried over from H100.
+    efficiency: { matmul: 0.78, matmulLowPrecision: 0.76, attention: 0.75, memory: 0.9, link: LINK_EFF },
     scaleUpBandwidth: 900 * G,
     scaleOutBandwidth: 50 * G,
     provenance: "measured matmul on B200 (§1); attention, HBM, kernel costs carried over",
@@ -230,7 +262,13 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     hbmBandwidth: 0.864 * T,
     peaks: { bf16: 362 * T, fp16: 362 * T, fp8: 733 * T, int8: 733 * T, fp4: 0 },
     // No matmul measurement: A100's 0.87 is the nearest Ampere/Ada datum; GDDR6 taken at A100's 0.834.
-    efficiency: { matmul: 0.87, attention: 0.6, memory: 0.834, link: LINK_EFF },
+    efficiency: {
+      matmul: 0.87,
+      matmulLowPrecision: 0.87 * LOW_PRECISION_RATIO,
+      attention: 0.6,
+      memory: 0.834,
+      link: LINK_EFF,
+    },
     scaleUpBandwidth: 31 * G, // no NVLink: PCIe Gen4 x16
     scaleOutBandwidth: 12.5 * G,
     provenance: "no L40S calibration: A100 factors carried over",
@@ -242,7 +280,13 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     hbmBandwidth: 5.3 * T,
     peaks: { bf16: 1307 * T, fp16: 1307 * T, fp8: 2615 * T, int8: 2600 * T, fp4: 0 },
     // matmul: 668–782 of 1,307 BF16 (51–60%, §1), mid-range 0.55.
-    efficiency: { matmul: 0.55, attention: 0.5, memory: 0.8, link: LINK_EFF },
+    efficiency: {
+      matmul: 0.55,
+      matmulLowPrecision: 0.55 * LOW_PRECISION_RATIO,
+      attention: 0.5,
+      memory: 0.8,
+      link: LINK_EFF,
+    },
     scaleUpBandwidth: 7 * 64 * G, // Infinity Fabric: 64 GB/s to each of 7 peers
     scaleOutBandwidth: 50 * G,
     provenance: "measured matmul on MI300X (§1); attention and HBM assumed below H100's",

@@ -60,14 +60,11 @@ const RUNTIME_BYTES = 2 ** 30;
 export function planMemory(cost: RooflineCostModel, limits: MemoryLimits): MemoryPlan {
   const { model: m, device: d, layout: l } = cost.input;
   const usable = d.memoryBytes * limits.memoryFraction;
-  // The largest step's live activations: the residual stream and its copy,
-  // QKV output, attention output, and the MLP's gate+up output with the
-  // activated half (BF16), plus FP32 logits for every sequence.
-  const hpr = cost.shapes.headsPerRank;
-  const perToken = 2 * (4 * m.hidden + (hpr + 2 * cost.shapes.kvHeadsPerRank) * m.headDim +
-    (3 * m.intermediate) / l.mlpTp);
-  const activations = limits.maxTokens * perToken + limits.maxSeqs * Math.ceil(m.vocab / l.lmheadTp) * 4;
-  const kvBlockBytes = limits.blockSize * m.layers * cost.shapes.kvBytesPerTokenPerLayer;
+  // The largest step's live activations (residual stream, projections, the
+  // FFN's or experts' intermediate, BF16), plus FP32 logits for every sequence.
+  const activations = limits.maxTokens * cost.shapes.activationBytesPerToken +
+    limits.maxSeqs * Math.ceil(m.vocab / l.lmheadTp) * 4;
+  const kvBlockBytes = limits.blockSize * cost.kvBytesPerToken;
   const kvBytes = usable - cost.weightBytesPerDevice - activations - RUNTIME_BYTES;
   const kvBlocks = limits.pinnedBlocks ?? Math.max(0, Math.floor(kvBytes / kvBlockBytes));
   return {

@@ -1,6 +1,7 @@
 /**
  * The hardware model: device facts, quantization, the per-operator roofline
- * step-time model, and the per-device memory plan.
+ * step-time model (attention and FFN blocks over timing primitives), and the
+ * per-device memory plan.
  *
  * @module
  */
@@ -9,7 +10,14 @@ export type { DeviceSpec, Efficiencies, MatrixPeaks } from "./device.ts";
 export { DEVICE_CATALOG } from "./devices.ts";
 export { kvValueBytes, linearQuant } from "./quant.ts";
 export type { LinearQuant } from "./quant.ts";
-export { emptyBatch, RooflineCostModel } from "./roofline.ts";
-export type { BatchShape, CostModelInput, EngineLayout, LayerShapes, StepBreakdown } from "./roofline.ts";
+export { emptyBatch } from "./batch.ts";
+export type { BatchShape, StepBreakdown, TimeParts } from "./batch.ts";
+export { tensorParallel } from "./layout.ts";
+export type { EngineLayout } from "./layout.ts";
+export { ACT_BYTES, GEMM_TILE_ROWS, Kernels } from "./kernels.ts";
+export type { CollectiveKind } from "./kernels.ts";
+export { expectedTouched } from "./ffn.ts";
+export { RooflineCostModel } from "./roofline.ts";
+export type { CostModelInput, LayerShapes } from "./roofline.ts";
 export { planMemory } from "./memory.ts";
 export type { MemoryLimits, MemoryPlan } from "./memory.ts";

@@ -5,6 +5,7 @@ import { DEVICE_CATALOG } from "./devices.ts";
 import { planMemory } from "./memory.ts";
 import { linearQuant } from "./quant.ts";
 import { emptyBatch, RooflineCostModel } from "./roofline.ts";
+import { tensorParallel } from "./layout.ts";
 import type { BatchShape, StepBreakdown } from "./roofline.ts";
 
 function model(id: string, device: string, tp = 1, quant = "DISABLED") {
@@ -13,7 +14,7 @@ function model(id: string, device: string, tp = 1, quant = "DISABLED") {
   return new RooflineCostModel({
     model: m,
     device: d,
-    layout: { tp, mlpTp: tp, lmheadTp: tp, dcp: 1 },
+    layout: tensorParallel(tp),
     linear: linearQuant(quant, 32, d),
     lmheadWeightBytes: 2,
     kvBytes: 2,

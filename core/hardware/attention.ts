@@ -1,0 +1,152 @@
+/**
+ * Attention blocks of one layer on one device: grouped-query attention
+ * (MHA/GQA/MQA) and DeepSeek's multi-head latent attention (MLA).
+ *
+ * @module
+ */
+import type { ModelSpec } from "../model/model_spec.ts";
+import type { BatchShape, TimeParts } from "./batch.ts";
+import { ACT_BYTES, Kernels } from "./kernels.ts";
+import type { MatrixPeaks } from "./device.ts";
+
+/** One layer's attention on one device. */
+export interface AttentionBlock {
+  /** Weight bytes of one layer's attention on one device. */
+  readonly weightBytes: number;
+  /** KV-cache bytes one device stores per token for one layer. */
+  readonly kvBytesPerToken: number;
+  /** Peak activation bytes per token in flight. */
+  readonly activationBytesPerToken: number;
+  /** Query heads on one device. */
+  readonly headsPerRank: number;
+  /**
+   * With DCP, bytes per token of partial attention outputs and log-sum-exps
+   * (FP32) that the DCP ranks exchange per layer.
+   */
+  readonly dcpExchangeBytesPerToken: number;
+  /** Adds one layer's attention time for batch `b`. */
+  add(b: BatchShape, acc: TimeParts): void;
+}
+
+/** What both attention kinds need. */
+export interface AttentionInput {
+  readonly model: ModelSpec;
+  readonly k: Kernels;
+  /** Attention TP size. */
+  readonly tp: number;
+  /** Decode-context parallelism (the KV sequence split over this many of the TP ranks). */
+  readonly dcp: number;
+  /** Bytes per projection weight. */
+  readonly wb: number;
+  /** Matrix type of the projections. */
+  readonly peak: keyof MatrixPeaks;
+  /** Bytes per KV value. */
+  readonly kvb: number;
+}
+
+/**
+ * Grouped-query attention: QKV and O projections split over the TP ranks,
+ * KV heads split too and replicated once there are more (non-DCP) ranks
+ * than KV heads; FlashAttention-style kernels for prefill (compute-bound)
+ * and decode (bandwidth-bound).
+ */
+export function gqaBlock(a: AttentionInput): AttentionBlock {
+  const { model: m, k, tp, dcp, wb, peak } = a;
+  const hd = m.headDim;
+  const hpr = m.heads / tp;
+  const kvpr = Math.max(1, Math.ceil(m.kvHeads / (tp / dcp)));
+  const qkvN = (hpr + 2 * kvpr) * hd;
+  const kvBytesPerToken = (2 * kvpr * hd * a.kvb) / dcp;
+  const bias = m.qkvBias ? qkvN : 0;
+  const norms = m.hidden + (m.qkNorm ? 2 * hd : 0);
+  const qk = (hpr + kvpr) * hd;
+  // Per token: fused residual-add + RMSNorm (read x and residual, write both),
+  // rotary on Q and K, QK-norm where present, and the KV-cache write.
+  const elementwisePerToken = ACT_BYTES * (4 * m.hidden + 2 * qk + (m.qkNorm ? 2 * qk : 0)) + kvBytesPerToken;
+  const ops = 3 + (m.qkNorm ? 1 : 0);
+  const qo = 2 * hpr * hd * ACT_BYTES; // Q read + O written per token
+  return {
+    weightBytes: (qkvN * m.hidden + hpr * hd * m.hidden) * wb + (bias + norms) * ACT_BYTES,
+    kvBytesPerToken,
+    activationBytesPerToken: ACT_BYTES * (2 * m.hidden + qkvN + hpr * hd),
+    headsPerRank: hpr,
+    dcpExchangeBytesPerToken: hpr * (hd + 1) * 4,
+    add(b, acc) {
+      const T = b.tokens;
+      acc.linear += k.gemm(T, qkvN, m.hidden, wb, peak) + k.gemm(T, m.hidden, hpr * hd, wb, peak);
+      if (b.prefillTokens > 0) {
+        acc.attention += k.attention(
+          (4 * hpr * hd * b.prefillPairs) / dcp,
+          b.prefillContext * kvBytesPerToken + b.prefillTokens * qo,
+        );
+      }
+      if (b.decodeSeqs > 0) {
+        acc.attention += k.attention(
+          (4 * hpr * hd * b.decodeContext) / dcp,
+          b.decodeContext * kvBytesPerToken + b.decodeSeqs * qo,
+        );
+      }
+      acc.elementwise += k.stream(T * elementwisePerToken, ops);
+    },
+  };
+}
+
+/**
+ * Multi-head latent attention (DeepSeek-V2/V3). The KV cache holds the
+ * compressed latent and the shared rotary key (kv_lora_rank + rope dims per
+ * token per layer), the same on every TP rank (split only by DCP).
+ * Prefill expands the latent through `kv_b` and runs ordinary attention with
+ * 192-dim keys and 128-dim values; decode absorbs `kv_b` into the query and
+ * output (attention in latent space, FlashMLA-style), reading only the
+ * 576-value latent per token.
+ */
+export function mlaBlock(a: AttentionInput): AttentionBlock {
+  const { model: m, k, tp, dcp, wb, peak } = a;
+  const mla = m.mla!;
+  const h = m.hidden;
+  const hpr = m.heads / tp;
+  const qHead = mla.qkNopeHeadDim + mla.qkRopeHeadDim;
+  const latent = mla.kvLoraRank + mla.qkRopeHeadDim;
+  const kvBytesPerToken = (latent * a.kvb) / dcp;
+  // Down-projections of Q (when compressed) and KV, fused and replicated on every rank.
+  const downN = (mla.qLoraRank > 0 ? mla.qLoraRank : 0) + latent;
+  const qUpK = mla.qLoraRank > 0 ? mla.qLoraRank : h; // q_b input (or a full-rank q_proj)
+  const qUpN = hpr * qHead;
+  const kvUpN = hpr * (mla.qkNopeHeadDim + mla.vHeadDim);
+  const oK = hpr * mla.vHeadDim;
+  const weights = downN * h + qUpN * qUpK + kvUpN * mla.kvLoraRank + oK * h;
+  const norms = h + mla.qLoraRank + mla.kvLoraRank;
+  const elementwisePerToken = ACT_BYTES * (4 * h + 2 * hpr * mla.qkRopeHeadDim + 2 * mla.qkRopeHeadDim + 2 * downN) +
+    kvBytesPerToken;
+  return {
+    weightBytes: weights * wb + norms * ACT_BYTES,
+    kvBytesPerToken,
+    activationBytesPerToken: ACT_BYTES * (2 * h + downN + qUpN + kvUpN + oK),
+    headsPerRank: hpr,
+    dcpExchangeBytesPerToken: hpr * (mla.kvLoraRank + 1) * 4, // outputs are still in latent space
+    add(b, acc) {
+      const T = b.tokens;
+      let lin = k.gemm(T, downN, h, wb, peak) + k.gemm(T, qUpN, qUpK, wb, peak) + k.gemm(T, h, oK, wb, peak);
+      if (b.prefillTokens > 0) {
+        // Expand K and V of the whole context read by the chunks.
+        lin += k.gemm(b.prefillContext, kvUpN, mla.kvLoraRank, wb, peak);
+        acc.attention += k.attention(
+          (2 * hpr * (qHead + mla.vHeadDim) * b.prefillPairs) / dcp,
+          b.prefillContext * (kvBytesPerToken + kvUpN * ACT_BYTES / dcp) +
+            b.prefillTokens * 2 * hpr * qHead * ACT_BYTES,
+        );
+      }
+      if (b.decodeSeqs > 0) {
+        // Absorbed: q_nope · W_UK into latent space, then W_UV on the output (per head, batched).
+        lin += k.gemm(b.decodeSeqs, hpr * mla.kvLoraRank, mla.qkNopeHeadDim, wb, peak) +
+          k.gemm(b.decodeSeqs, hpr * mla.vHeadDim, mla.kvLoraRank, wb, peak);
+        acc.attention += k.attention(
+          (2 * hpr * (latent + mla.kvLoraRank) * b.decodeContext) / dcp,
+          b.decodeContext * kvBytesPerToken + b.decodeSeqs * 2 * hpr * latent * ACT_BYTES,
+        );
+      }
+      acc.linear += lin;
+      acc.elementwise += k.stream(T * elementwisePerToken, 4);
+    },
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * What a step's time depends on: a few aggregates of its batch, and where
+ * the time goes.
+ *
+ * @module
+ */
+
+/** The aggregates of one engine step that its time depends on. */
+export interface BatchShape {
+  /** Tokens processed this step (prefill chunk tokens + decode tokens). */
+  tokens: number;
+  /** Sequences in the batch. */
+  seqs: number;
+  /** Sequences that produce a token this step (need logits). */
+  logitsRows: number;
+  /** Tokens of prefill chunks. */
+  prefillTokens: number;
+  /** Σ over prefill chunks of query–key pairs (causal: new × (past + (new + 1) / 2)). */
+  prefillPairs: number;
+  /** Σ over prefill chunks of context length read (past + new). */
+  prefillContext: number;
+  /** Decoding sequences. */
+  decodeSeqs: number;
+  /** Σ over decoding sequences of context length read (KV tokens, the new ones included). */
+  decodeContext: number;
+}
+
+/** An empty batch shape, to fill in. */
+export function emptyBatch(): BatchShape {
+  return {
+    tokens: 0,
+    seqs: 0,
+    logitsRows: 0,
+    prefillTokens: 0,
+    prefillPairs: 0,
+    prefillContext: 0,
+    decodeSeqs: 0,
+    decodeContext: 0,
+  };
+}
+
+/** Time of the layer blocks by kind, seconds (accumulated per layer). */
+export interface TimeParts {
+  /** Projection, MLP and expert GEMMs. */
+  linear: number;
+  /** Attention kernels over the KV cache. */
+  attention: number;
+  /** Norms, rotary embedding, activation, KV-cache writes. */
+  elementwise: number;
+  /** Collectives: TP all-reduces, all-gathers, EP all-to-alls. */
+  communication: number;
+}
+
+/** Where a step's time goes, seconds; the fields sum to `total`. */
+export interface StepBreakdown extends TimeParts {
+  /** LM head GEMM, logits gather and sampling. */
+  lmHead: number;
+  /** Host: step overhead and (optionally) the host-to-device input copy. */
+  host: number;
+  /** The sum of the above. */
+  total: number;
+}

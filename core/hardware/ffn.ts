@@ -1,0 +1,133 @@
+/**
+ * Feed-forward blocks of one layer on one device: a dense SwiGLU MLP, and a
+ * mixture of experts (router, routed experts, shared experts) with its
+ * expert-parallel all-to-all.
+ *
+ * @module
+ */
+import type { ModelSpec } from "../model/model_spec.ts";
+import type { BatchShape, TimeParts } from "./batch.ts";
+import type { MatrixPeaks } from "./device.ts";
+import { ACT_BYTES, groupedGemm, Kernels } from "./kernels.ts";
+import type { EngineLayout } from "./layout.ts";
+
+/** One layer's feed-forward part on one device. */
+export interface FfnBlock {
+  /** Weight bytes of one layer's FFN on one device. */
+  readonly weightBytes: number;
+  /** Peak activation bytes per engine token in flight. */
+  readonly activationBytesPerToken: number;
+  /** Adds one layer's FFN time (and its collectives) for batch `b`. */
+  add(b: BatchShape, acc: TimeParts): void;
+}
+
+/** What both FFN kinds need. */
+export interface FfnInput {
+  readonly model: ModelSpec;
+  readonly k: Kernels;
+  readonly layout: EngineLayout;
+  /** Bytes per weight. */
+  readonly wb: number;
+  /** Matrix type of the GEMMs. */
+  readonly peak: keyof MatrixPeaks;
+}
+
+/**
+ * Collectives that move tokens from the attention layout (`tp` ranks with
+ * the engine's T tokens) to an FFN laid out as `ffnTp × ffnDp` and back. In
+ * the plain TP layout this is the all-reduce after the MLP; otherwise the
+ * FFN group gathers the tokens of the DP ranks it serves and scatters the
+ * reduced result back.
+ */
+function layoutChange(k: Kernels, l: EngineLayout, ffnTp: number, ffnDp: number, T: number, h: number): number {
+  const bytes = T * h * ACT_BYTES;
+  if (ffnTp === l.tp && ffnDp === l.dp) return k.collective("all_reduce", l.tp, bytes);
+  const groupBytes = (bytes * l.dp) / ffnDp;
+  return k.collective("all_gather", ffnTp, groupBytes) + k.collective("reduce_scatter", ffnTp, groupBytes);
+}
+
+/** The dense SwiGLU MLP (gate and up fused, then down), laid out as mlpTp × mlpDp. */
+export function denseFfn(
+  f: FfnInput,
+  intermediate = f.model.intermediate,
+  ffnTp = f.layout.mlpTp,
+  ffnDp = f.layout.mlpDp,
+): FfnBlock {
+  const { model: m, k, layout: l, wb, peak } = f;
+  const h = m.hidden;
+  const inter = intermediate / ffnTp;
+  const tokenShare = l.dp / ffnDp; // FFN tokens per engine token
+  return {
+    weightBytes: 3 * h * inter * wb,
+    activationBytesPerToken: ACT_BYTES * tokenShare * 3 * inter,
+    add(b, acc) {
+      const T = b.tokens * tokenShare;
+      acc.linear += k.gemm(T, 2 * inter, h, wb, peak) + k.gemm(T, h, inter, wb, peak);
+      // Post-attention residual-add + RMSNorm on the engine's tokens; SiLU-and-mul on the FFN's.
+      acc.elementwise += k.stream(ACT_BYTES * (4 * h * b.tokens + 3 * inter * T), 2);
+      acc.communication += layoutChange(k, l, ffnTp, ffnDp, b.tokens, h);
+    },
+  };
+}
+
+/**
+ * Expected number of distinct experts touched when `tokens` tokens each
+ * pick `topK` of `experts` uniformly: experts × (1 − (1 − topK/experts)^tokens).
+ */
+export function expectedTouched(experts: number, topK: number, tokens: number): number {
+  return experts * (1 - Math.pow(1 - topK / experts, tokens));
+}
+
+/**
+ * A mixture-of-experts layer. Routed experts are split over `ep` devices
+ * (each expert's intermediate over `moeTp`) and tokens over `moeDp` groups;
+ * the expert weights read per step are those of the experts the batch
+ * touches (uniform routing). Shared experts run like a dense MLP in the
+ * attention layout. With ep > 1 tokens travel by all-to-all (dispatch in
+ * the activation type of the linear layers, combine in BF16).
+ */
+export function moeFfn(f: FfnInput): FfnBlock {
+  const { model: m, k, layout: l, wb, peak } = f;
+  const e = m.moe!;
+  const h = m.hidden;
+  const localExperts = e.experts / l.ep;
+  const inter = e.expertIntermediate / l.moeTp;
+  const sharedInter = e.sharedIntermediate * e.sharedExperts;
+  const shared = sharedInter > 0 ? denseFfn(f, sharedInter, l.tp, l.dp) : undefined;
+  const tokenShare = l.dp / l.moeDp; // tokens in this device's MoE group per engine token
+  const dispatchBytes = peak === "bf16" || peak === "fp16" ? ACT_BYTES : 1;
+  const groupRanks = l.ep * l.moeTp;
+  return {
+    weightBytes: h * e.experts * ACT_BYTES + localExperts * 3 * h * inter * wb + (shared?.weightBytes ?? 0),
+    activationBytesPerToken: ACT_BYTES * (tokenShare * e.topK * 3 * inter / l.ep + 2 * h) +
+      (shared?.activationBytesPerToken ?? 0),
+    add(b, acc) {
+      const T = b.tokens;
+      const groupTokens = T * tokenShare;
+      const pairs = (groupTokens * e.topK) / l.ep;
+      const share = 1 - Math.pow(1 - e.topK / e.experts, groupTokens);
+      const touched = localExperts * share;
+      acc.linear += k.gemm(T, e.experts, h, ACT_BYTES, "bf16") + // router
+        groupedGemm(k, pairs, touched, 2 * inter, h, wb, peak, localExperts, share) +
+        groupedGemm(k, pairs, touched, h, inter, wb, peak, localExperts, share);
+      acc.elementwise += k.stream(ACT_BYTES * 3 * inter * pairs, 1);
+      if (shared) {
+        // The shared experts' output joins the routed output before one reduction.
+        const c = acc.communication;
+        shared.add(b, acc);
+        acc.communication = c;
+      } else {
+        acc.elementwise += k.stream(ACT_BYTES * 4 * h * T, 1); // post-attention norm
+      }
+      if (l.ep > 1) {
+        const sent = (groupTokens / groupRanks) * e.topK * l.moeTp * h;
+        acc.communication += k.collective("all_to_all", groupRanks, sent * dispatchBytes) +
+          k.collective("all_to_all", groupRanks, sent * ACT_BYTES) +
+          // Back to every rank of the attention TP group (summing the shared experts' partial outputs).
+          k.collective(shared ? "all_reduce" : "all_gather", l.tp, T * h * ACT_BYTES);
+      } else {
+        acc.communication += layoutChange(k, l, l.moeTp, l.moeDp, T, h);
+      }
+    },
+  };
+}

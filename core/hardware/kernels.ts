@@ -1,0 +1,119 @@
+/**
+ * Timing primitives of one device: a GEMM, a memory stream, an attention
+ * kernel and a collective, each as a roofline (max of compute and memory
+ * time) plus a fixed cost. The blocks of `attention.ts` and `ffn.ts` are
+ * built from these.
+ *
+ * @module
+ */
+import type { DeviceSpec, MatrixPeaks } from "./device.ts";
+
+/** Activations are BF16 throughout. */
+export const ACT_BYTES = 2;
+
+/**
+ * Tensor-core GEMMs compute whole tiles of 64 rows (Hopper wgmma m64; Ampere
+ * and Ascend cube kernels use tiles of 64–128 rows), so a decode GEMM with M
+ * rows costs the FLOPs of ⌈M/64⌉·64 rows. With the memory roofline this gives
+ * the low small-M efficiency measured by DeepGEMM (calibration §1).
+ */
+export const GEMM_TILE_ROWS = 64;
+
+/** Collective patterns, by the share of the buffer each rank moves. */
+export type CollectiveKind = "all_reduce" | "all_gather" | "reduce_scatter" | "all_to_all";
+
+/** Timing primitives of one device. Units: seconds, bytes, FLOPs. */
+export class Kernels {
+  /** The device. */
+  readonly device: DeviceSpec;
+  /** Seconds per byte streamed from HBM at the achieved bandwidth. */
+  readonly byteTime: number;
+  #flopTime: Record<keyof MatrixPeaks, number>;
+  #attnFlopTime: number;
+
+  /** @param device the accelerator */
+  constructor(device: DeviceSpec) {
+    this.device = device;
+    const e = device.efficiency;
+    this.byteTime = 1 / (device.hbmBandwidth * e.memory);
+    const t = (peak: number, eff: number) => (peak > 0 ? 1 / (peak * eff) : Infinity);
+    this.#flopTime = {
+      bf16: t(device.peaks.bf16, e.matmul),
+      fp16: t(device.peaks.fp16, e.matmul),
+      fp8: t(device.peaks.fp8, e.matmulLowPrecision),
+      int8: t(device.peaks.int8, e.matmulLowPrecision),
+      fp4: t(device.peaks.fp4, e.matmulLowPrecision),
+    };
+    this.#attnFlopTime = t(device.peaks.bf16, e.attention);
+  }
+
+  /** Seconds per FLOP of a GEMM at the given matrix type. */
+  flopTime(peak: keyof MatrixPeaks): number {
+    return this.#flopTime[peak];
+  }
+
+  /**
+   * A GEMM (m × k) · (k × n) whose weights take `wb` bytes each.
+   *
+   * @param m rows (tokens); 0 costs nothing
+   * @param weightShare fraction of the weights actually read (MoE: touched experts)
+   */
+  gemm(m: number, n: number, k: number, wb: number, peak: keyof MatrixPeaks, weightShare = 1): number {
+    if (m <= 0) return 0;
+    const rows = Math.ceil(m / GEMM_TILE_ROWS) * GEMM_TILE_ROWS;
+    const compute = 2 * rows * n * k * this.#flopTime[peak];
+    const memory = (n * k * wb * weightShare + m * (n + k) * ACT_BYTES) * this.byteTime;
+    return (compute > memory ? compute : memory) + this.device.matmulOpOverhead;
+  }
+
+  /** An attention kernel: BF16 FLOPs at the attention efficiency against bytes at HBM speed. */
+  attention(flops: number, bytes: number): number {
+    const c = flops * this.#attnFlopTime;
+    const m = bytes * this.byteTime;
+    return (c > m ? c : m) + this.device.matmulOpOverhead;
+  }
+
+  /** Memory-bound kernels moving `bytes`, with `ops` launches. */
+  stream(bytes: number, ops: number): number {
+    return bytes * this.byteTime + ops * this.device.otherOpOverhead;
+  }
+
+  /**
+   * A collective over `ranks` devices on `bytes` per rank (the full buffer
+   * for all-reduce/all-gather/reduce-scatter; what one rank sends for
+   * all-to-all). Ring volumes: all-reduce 2(n−1)/n, the others (n−1)/n.
+   * Groups larger than a node run at the scale-out bandwidth and pay the
+   * RDMA latency.
+   */
+  collective(kind: CollectiveKind, ranks: number, bytes: number): number {
+    if (ranks <= 1 || bytes <= 0) return 0;
+    const d = this.device;
+    const crossNode = ranks > d.devicesPerNode;
+    const bw = (crossNode ? d.scaleOutBandwidth : d.scaleUpBandwidth) * d.efficiency.link;
+    const share = kind === "all_reduce" ? (2 * (ranks - 1)) / ranks : (ranks - 1) / ranks;
+    return d.collectiveLatency + (crossNode ? d.scaleOutLatency : 0) + (share * bytes) / bw;
+  }
+}
+
+/**
+ * A grouped GEMM over experts: `pairs` token-expert rows spread over
+ * `touched` experts (each padded to whole tiles), weights of `n × k` per
+ * expert for `experts` resident experts of which a fraction `share` is read.
+ */
+export function groupedGemm(
+  k: Kernels,
+  pairs: number,
+  touched: number,
+  n: number,
+  kDim: number,
+  wb: number,
+  peak: keyof MatrixPeaks,
+  experts: number,
+  share: number,
+): number {
+  if (pairs <= 0 || touched <= 0) return 0;
+  const rows = touched * Math.ceil(pairs / touched / GEMM_TILE_ROWS) * GEMM_TILE_ROWS;
+  const compute = 2 * rows * n * kDim * k.flopTime(peak);
+  const memory = (experts * share * n * kDim * wb + pairs * (n + kDim) * ACT_BYTES) * k.byteTime;
+  return (compute > memory ? compute : memory) + k.device.matmulOpOverhead;
+}
