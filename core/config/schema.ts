@@ -185,6 +185,9 @@ export const LoadGenSchema = mapping({
 /** Routing policies (ext). */
 export const ROUTING_POLICIES = ["least_loaded", "round_robin", "least_kv", "random"] as const;
 
+/** KV admission policies (ext): vLLM's greedy admission, TensorRT-LLM's guaranteed_no_evict. */
+export const ADMISSION_POLICIES = ["greedy", "guaranteed_no_evict"] as const;
+
 /** `serving_config` of the common file. */
 export const ServingConfigSchema = mapping({
   max_concurrency: positiveInt().default(100),
@@ -202,6 +205,8 @@ export const ServingConfigSchema = mapping({
   num_kv_blocks: positiveInt().nullable().default(null),
   /** ext */
   routing_policy: oneOf(ROUTING_POLICIES).default("least_loaded"),
+  /** ext */
+  admission_policy: oneOf(ADMISSION_POLICIES).default("greedy"),
 });
 
 /** The common file. */

@@ -159,6 +159,13 @@ export interface ServingConfig {
   num_kv_blocks: number | null;
   /** ext: routing policy. @default "least_loaded" */
   routing_policy: "least_loaded" | "round_robin" | "least_kv" | "random";
+  /**
+   * ext: KV admission. `greedy` (vLLM): admit when the next chunk's blocks are
+   * free, preempt the newest request when blocks run out. `guaranteed_no_evict`
+   * (TensorRT-LLM): admit only when the whole request's blocks can be reserved.
+   * @default "greedy"
+   */
+  admission_policy: "greedy" | "guaranteed_no_evict";
 }
 
 /** A common file. */

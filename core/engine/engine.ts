@@ -53,6 +53,8 @@ export class Engine implements EngineLoad {
   stepStart = 0;
   /** True while a wake-up event is pending. */
   wakePending = false;
+  /** Blocks running requests will still take (guaranteed_no_evict only). */
+  reserved = 0;
   /** Tokens of work assigned and not yet done (the least-loaded router's measure). */
   outstanding = 0;
   /** Requests assigned and not finished. */
@@ -145,12 +147,14 @@ export class Engine implements EngineLoad {
     b.decodeSeqs = b.decodeContext = 0;
     let budget = s.maxTokens;
     let preempted = false;
+    const reserve = s.admission === "guaranteed_no_evict";
     for (let i = 0; i < run.length; i++) {
       const r = run[i];
       r.scheduled = 0;
       if (budget === 0) continue;
       const n = Math.min(r.known - r.computed, budget);
       const need = Math.ceil((r.computed + n) / bs) - r.blocks;
+      if (reserve) this.reserved -= need > 0 ? need : 0; // reserved at admission: never preempts
       while (need > kv.free) {
         const victim = run.pop()!;
         this.#preempt(victim);
@@ -171,7 +175,11 @@ export class Engine implements EngineLoad {
         const n = Math.min(remaining, budget);
         if (!s.chunkedPrefill && n < remaining) break;
         const need = Math.ceil(n / bs);
-        if (need > kv.free) break;
+        if (reserve) {
+          const full = Math.ceil(r.work / bs);
+          if (full > kv.free - this.reserved) break;
+          this.reserved += full - need;
+        } else if (need > kv.free) break;
         this.waiting.shift();
         kv.allocate(need);
         r.blocks = need;

@@ -12,6 +12,7 @@ export { BlockPool } from "./kv_cache.ts";
 export { Deque } from "./deque.ts";
 export { Request } from "./request.ts";
 export type {
+  AdmissionPolicy,
   EngineSpec,
   EngineStats,
   RequestTable,

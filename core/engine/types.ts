@@ -25,6 +25,13 @@ export interface EngineSpec {
   readonly maxSeqs: number;
   /** Split long prompts over several steps. */
   readonly chunkedPrefill: boolean;
+  /**
+   * How requests are admitted: `greedy` (vLLM) when the blocks of the next
+   * chunk are free, preempting the newest request when blocks run out;
+   * `guaranteed_no_evict` (TensorRT-LLM's default) only when the blocks of
+   * the whole request (prompt + output) can be reserved, never preempting.
+   */
+  readonly admission: AdmissionPolicy;
   /** The model's context length (prompt + output), when known. */
   readonly maxModelLen?: number;
 }
@@ -44,6 +51,9 @@ export interface WorkloadSpec {
   /** Seed of every random stream. */
   readonly seed: number;
 }
+
+/** KV admission policies. */
+export type AdmissionPolicy = "greedy" | "guaranteed_no_evict";
 
 /** Routing policy names. */
 export type RoutingPolicyName = "least_loaded" | "round_robin" | "least_kv" | "random";

@@ -8,4 +8,13 @@ export type { Bound, Operator } from "./assertion.ts";
 export { METRIC_KEY_NAMES, resolveMetric } from "./metric_keys.ts";
 export type { MetricRef } from "./metric_keys.ts";
 export { loadScenario, runScenario, ScenarioFileSchema } from "./scenario.ts";
-export type { AssertionResult, Scenario, ScenarioAssertion, ScenarioResult } from "./scenario.ts";
+export type {
+  AssertionResult,
+  Measurement,
+  MeasurementResult,
+  Scenario,
+  ScenarioAssertion,
+  ScenarioResult,
+} from "./scenario.ts";
+export { fidelityReport, formatFidelityMarkdown, formatFidelityTable } from "./fidelity.ts";
+export type { FidelityReport, FidelityRow } from "./fidelity.ts";

@@ -22,7 +22,7 @@ import { z } from "zod";
 import type { SourceLocation } from "../config/errors.ts";
 import { readYaml } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
-import { mapping, nonNegativeInt } from "../config/schema.ts";
+import { mapping, nonNegativeInt, positiveNumber } from "../config/schema.ts";
 import type { YamlSource } from "../config/source.ts";
 import { closest, validate } from "../config/validate.ts";
 import { runFiles } from "../run.ts";
@@ -44,7 +44,16 @@ export const ScenarioFileSchema = mapping({
   }),
   common_config: path(),
   seed: nonNegativeInt().optional(),
-  expect: z.record(z.string(), z.unknown(), { error: 'expected a mapping of metric: "<op> <number>"' }),
+  expect: z.record(z.string(), z.unknown(), { error: 'expected a mapping of metric: "<op> <number>"' }).optional(),
+  measured: z.array(
+    mapping({
+      metric: z.string().min(1),
+      value: positiveNumber(),
+      max_error: positiveNumber(),
+      source: z.string().min(1),
+    }),
+    { error: "expected a list of {metric, value, max_error, source}" },
+  ).min(1).optional(),
 });
 
 /** One assertion of a scenario. */
@@ -55,6 +64,22 @@ export interface ScenarioAssertion {
   readonly metric: MetricRef;
   /** The bound. */
   readonly bound: Bound;
+  /** Where it is written. */
+  readonly location: SourceLocation;
+}
+
+/** A real measurement a validation scenario is held against. */
+export interface Measurement {
+  /** The key as written. */
+  readonly key: string;
+  /** The metric it compares. */
+  readonly metric: MetricRef;
+  /** The measured value, in the metric's unit. */
+  readonly value: number;
+  /** Largest accepted |simulated / measured − 1|. */
+  readonly maxError: number;
+  /** Where the number comes from. */
+  readonly source: string;
   /** Where it is written. */
   readonly location: SourceLocation;
 }
@@ -77,6 +102,8 @@ export interface Scenario {
   readonly seed?: number;
   /** The assertions, in file order. */
   readonly assertions: readonly ScenarioAssertion[];
+  /** Measurements to compare with (validation scenarios). */
+  readonly measured: readonly Measurement[];
 }
 
 /** The outcome of one assertion. */
@@ -91,6 +118,20 @@ export interface AssertionResult {
   readonly message: string;
 }
 
+/** How a simulated value compares with a measurement. */
+export interface MeasurementResult {
+  /** The measurement. */
+  readonly measurement: Measurement;
+  /** The simulated value. */
+  readonly simulated: number;
+  /** simulated / measured − 1. */
+  readonly error: number;
+  /** |error| ≤ max_error. */
+  readonly pass: boolean;
+  /** `file:line:col: measured[i]: …` */
+  readonly message: string;
+}
+
 /** The outcome of one scenario. */
 export interface ScenarioResult {
   /** The scenario. */
@@ -99,19 +140,24 @@ export interface ScenarioResult {
   readonly output: RunOutput;
   /** One per assertion. */
   readonly results: readonly AssertionResult[];
-  /** True when every assertion holds. */
+  /** One per measurement. */
+  readonly measurements: readonly MeasurementResult[];
+  /** True when every assertion holds and every measurement is within its band. */
   readonly pass: boolean;
 }
 
+function metricAt(src: YamlSource, path: (string | number)[], key: string, keyOnly: boolean): MetricRef {
+  const metric = resolveMetric(key);
+  if (!metric) {
+    const near = closest(key, METRIC_KEY_NAMES);
+    src.fail(path, `unknown metric '${key}'${near ? `; did you mean '${near}'?` : ""}`, keyOnly);
+  }
+  return metric;
+}
+
 function parseAssertions(src: YamlSource, expect: Record<string, unknown>): ScenarioAssertion[] {
-  const keys = Object.keys(expect);
-  if (keys.length === 0) src.fail(["expect"], "expected at least one assertion");
-  return keys.map((key) => {
-    const metric = resolveMetric(key);
-    if (!metric) {
-      const near = closest(key, METRIC_KEY_NAMES);
-      src.fail(["expect", key], `unknown metric '${key}'${near ? `; did you mean '${near}'?` : ""}`, true);
-    }
+  return Object.keys(expect).map((key) => {
+    const metric = metricAt(src, ["expect", key], key, true);
     const bound = parseBound(expect[key]);
     if (!bound) {
       src.fail(
@@ -131,6 +177,8 @@ function parseAssertions(src: YamlSource, expect: Record<string, unknown>): Scen
 export function loadScenario(file: string, fs?: FileSystem): Scenario {
   const src = readYaml(file, fs);
   const s = validate(src, ScenarioFileSchema);
+  if (!s.expect && !s.measured) src.fail([], "a scenario needs 'expect' assertions or 'measured' values");
+  if (s.expect && Object.keys(s.expect).length === 0) src.fail(["expect"], "expected at least one assertion");
   const rel = (p: string) => (isAbsolute(p) ? p : join(dirname(file), p));
   const stem = file.replace(/^.*[\\/]/, "").replace(/\.ya?ml$/i, "");
   return {
@@ -141,7 +189,15 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
     instancePaths: (Array.isArray(s.instance_config) ? s.instance_config : [s.instance_config]).map(rel),
     commonPath: rel(s.common_config),
     seed: s.seed,
-    assertions: parseAssertions(src, s.expect),
+    assertions: parseAssertions(src, s.expect ?? {}),
+    measured: (s.measured ?? []).map((m, i) => ({
+      key: m.metric,
+      metric: metricAt(src, ["measured", i, "metric"], m.metric, false),
+      value: m.value,
+      maxError: m.max_error,
+      source: m.source,
+      location: src.locate(["measured", i], false),
+    })),
   };
 }
 
@@ -164,5 +220,21 @@ export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult
       }`;
     return { assertion: a, actual, pass, message };
   });
-  return { scenario, output, results, pass: results.every((r) => r.pass) };
+  const measurements = scenario.measured.map((m, i) => {
+    const simulated = m.metric.read(output.summary);
+    const error = simulated / m.value - 1;
+    const pass = Math.abs(error) <= m.maxError;
+    const loc = m.location;
+    const message = `${loc.file}:${loc.line}:${loc.col}: measured[${i}]: ${m.metric.name} simulated ${
+      show(simulated)
+    } vs measured ${m.value} (${(error * 100).toFixed(1)}%), allowed ±${(m.maxError * 100).toFixed(0)}%`;
+    return { measurement: m, simulated, error, pass, message };
+  });
+  return {
+    scenario,
+    output,
+    results,
+    measurements,
+    pass: results.every((r) => r.pass) && measurements.every((m) => m.pass),
+  };
 }

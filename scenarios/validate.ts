@@ -1,0 +1,28 @@
+/**
+ * `deno task validate`: runs every scenario in scenarios/validation/, prints
+ * simulated vs measured with the error of each case and the median absolute
+ * error overall and per chip, and writes the table to docs/fidelity.md.
+ * Exits 1 when a case leaves its band, the median exceeds 15% or a case
+ * exceeds 40% (the project's published targets).
+ *
+ * @module
+ */
+import {
+  fidelityReport,
+  formatFidelityMarkdown,
+  formatFidelityTable,
+  loadScenario,
+  runScenario,
+} from "../core/scenario/mod.ts";
+import { validationFiles } from "./_files.ts";
+
+const results = validationFiles().map((f) => runScenario(loadScenario(f)));
+const report = fidelityReport(results);
+console.log(formatFidelityTable(report));
+const doc = new URL("../docs/fidelity.md", import.meta.url);
+Deno.mkdirSync(new URL("../docs/", import.meta.url), { recursive: true });
+Deno.writeTextFileSync(doc, formatFidelityMarkdown(report));
+console.log(`wrote docs/fidelity.md`);
+const outside = results.flatMap((r) => r.measurements.filter((m) => !m.pass).map((m) => m.message));
+for (const m of outside) console.error(m);
+if (outside.length || report.medianAbsError > 0.15 || report.maxAbsError > 0.4) Deno.exit(1);
