@@ -14,6 +14,7 @@ import type { SimulationOptions, SimulationResult } from "./engine/types.ts";
 import { summarize } from "./metrics/summary.ts";
 import type { Summary } from "./metrics/summary.ts";
 import { paramCounts } from "./model/model_spec.ts";
+import { describeLength } from "./workload/lengths.ts";
 
 /** What a run produced. */
 export interface RunOutput {
@@ -63,12 +64,17 @@ export function describeRun(out: RunOutput): string {
     }, ${g.memory.kvTokens.toLocaleString("en-US")} KV tokens per engine)`
   ).join(" + ");
   const params = (paramCounts(plan.model).total / 1e9).toFixed(1);
-  const rate = Number.isFinite(w.arrival.rate) ? `${w.arrival.rate} req/s ${w.arrival.process}` : "all at t=0";
+  const a = w.arrival;
+  const rate = a.schedule
+    ? `a ${a.process} rate schedule of ${a.schedule.length} segments`
+    : Number.isFinite(a.rate) && a.process !== "burst"
+    ? `${a.rate} req/s ${a.process}`
+    : "all at t=0";
   return `Simulated ${plan.model.id} (${params}B, ${plan.config.common.model_config.quantize_linear_action}) on ${groups}: ${
     plural(plan.input.engines.length, "engine")
-  }, ${plural(w.numRequests, "request")} of ${w.inputTokens} in / ${w.outputTokens} out at ${rate}, ${
-    summary.simulatedSeconds.toFixed(1)
-  } s simulated`;
+  }, ${plural(w.numRequests, "request")} of ${describeLength(w.input)} in / ${
+    describeLength(w.output)
+  } out at ${rate}, ${summary.simulatedSeconds.toFixed(1)} s simulated`;
 }
 
 /** The ext `simulation` section of the JSON output: what ran, deterministic. */

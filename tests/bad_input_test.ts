@@ -170,3 +170,57 @@ for (const c of cases) {
     assert.doesNotMatch(run.stderr, /\bat .*\.ts:\d+/, "no stack trace");
   });
 }
+
+const SYNTHETIC = COMMON_OK.replace(
+  /load_gen:\n(  .*\n)+?serving_config:/,
+  "load_gen:\n  load_gen_type: synthetic\n  num_requests: 50\n  arrival: {process: poisson, request_rate: 5}\n  input_tokens: {dist: lognormal, mean: 300, std: 100}\n  output_tokens: {dist: uniform, min: 10, max: 50}\nserving_config:",
+);
+
+for (
+  const c of [
+    {
+      name: "unknown length distribution",
+      common: SYNTHETIC.replace("dist: uniform", "dist: zipf"),
+      expect:
+        "DIRc.yaml:9:25: load_gen.output_tokens.dist: expected dist one of fixed, uniform, normal, lognormal, bins",
+    },
+    {
+      name: "uniform max below min",
+      common: SYNTHETIC.replace("min: 10, max: 50", "min: 10, max: 5"),
+      expect: "DIRc.yaml:9:48: load_gen.output_tokens.max: must be ≥ min (10), got 5",
+    },
+    {
+      name: "both request_rate and rate_schedule",
+      common: SYNTHETIC.replace(
+        "request_rate: 5}",
+        "request_rate: 5, rate_schedule: [{duration: 1, request_rate: 2}]}",
+      ),
+      expect:
+        "DIRc.yaml:7:12: load_gen.arrival: give exactly one of request_rate and rate_schedule (or process: burst)",
+    },
+    {
+      name: "trace replay (not supported yet)",
+      common: SYNTHETIC.replace("load_gen_type: synthetic", "load_gen_type: trace"),
+      expect:
+        "DIRc.yaml:5:3: load_gen: load_gen_type must be one of fixed_length, synthetic (trace replay is not supported yet)",
+    },
+  ]
+) {
+  Deno.test(`bad input: ${c.name} exits 2 with one located line`, async () => {
+    const dir = writeTemp({ "i.yaml": INSTANCE_OK, "c.yaml": c.common });
+    const run = await runCli(["--instance_config_path", `${dir}i.yaml`, "--common_config_path", `${dir}c.yaml`]);
+    assert.equal(run.code, 2, run.stderr);
+    assert.equal(run.stderr.replaceAll(dir, "DIR"), c.expect + "\n");
+  });
+}
+
+Deno.test("a synthetic workload runs and reports its lengths", async () => {
+  const dir = writeTemp({ "i.yaml": INSTANCE_OK, "c.yaml": SYNTHETIC });
+  const run = await runCli(["--instance_config_path", `${dir}i.yaml`, "--common_config_path", `${dir}c.yaml`]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(
+    run.stderr,
+    /50 requests of lognormal\(mean 300, std 100\) in \/ uniform\(10\.\.50\) out at 5 req\/s poisson/,
+  );
+  assert.match(run.stdout, /\ntotal_requests {17}50\.000\n/);
+});

@@ -12,6 +12,8 @@ import { summarize } from "../core/metrics/summary.ts";
 import { runFiles } from "../core/run.ts";
 import { input, linearCost } from "../core/engine/_fixtures.ts";
 import type { SimulationInput, StepRecord } from "../core/engine/types.ts";
+import { maxLength } from "../core/workload/lengths.ts";
+import type { LengthDist } from "../core/workload/lengths.ts";
 import { ROOT } from "./_helpers.ts";
 
 function checkRun(inp: SimulationInput, label: string): void {
@@ -47,8 +49,16 @@ function checkRun(inp: SimulationInput, label: string): void {
   }
   const sum = summarize(r);
   assert.equal(sum.overall.total_requests, finished);
-  assert.equal(sum.overall.total_input_tokens, finished * w.inputTokens, `${label}: input tokens`);
-  assert.equal(sum.overall.total_output_tokens, finished * w.outputTokens, `${label}: output tokens`);
+  let inTok = 0, outTok = 0;
+  for (let i = 0; i < t.count; i++) {
+    assert.ok(t.input[i] >= 1 && t.input[i] <= maxLength(w.input), `${label}: prompt length of ${i}`);
+    assert.ok(t.output[i] >= 1 && t.output[i] <= maxLength(w.output), `${label}: output length of ${i}`);
+    if (t.engine[i] >= 0) [inTok, outTok] = [inTok + t.input[i], outTok + t.output[i]];
+  }
+  assert.equal(sum.overall.total_input_tokens, inTok, `${label}: input tokens`);
+  assert.equal(sum.overall.total_output_tokens, outTok, `${label}: output tokens`);
+  if (w.input.dist === "fixed") assert.equal(inTok, finished * w.input.value);
+  if (w.output.dist === "fixed") assert.equal(outTok, finished * w.output.value);
 }
 
 Deno.test("invariants hold across 40 seeded random deployments, with and without KV pressure", () => {
@@ -84,7 +94,16 @@ Deno.test("invariants hold across 40 seeded random deployments, with and without
       1 + rand(4),
     );
     const routing = (["least_loaded", "round_robin", "least_kv", "random"] as const)[rand(4)];
-    checkRun({ ...inp, routing }, `case ${k}`);
+    // Every third case draws lengths from a distribution bounded by the fixed ones.
+    const dists: LengthDist[] = [
+      { dist: "uniform", min: 1, max: inputTokens },
+      { dist: "lognormal", mean: inputTokens / 2, std: inputTokens / 2, max: inputTokens },
+      { dist: "bins", bins: [{ min_tokens: 1, max_tokens: inputTokens, weight: 1 }] },
+    ];
+    const workload = k % 3 === 0
+      ? { ...inp.workload, input: dists[rand(3)], output: { dist: "uniform" as const, min: 1, max: outputTokens } }
+      : inp.workload;
+    checkRun({ ...inp, workload, routing }, `case ${k}`);
   }
 });
 

@@ -18,6 +18,7 @@ import type { ModelSpec } from "../model/model_spec.ts";
 import type { EngineSpec, SimulationInput } from "../engine/types.ts";
 import { unservableReason } from "../engine/engine.ts";
 import type { LoadedConfig, LoadedGroup } from "./load.ts";
+import { workloadOf } from "./workload.ts";
 
 /** The resolved deployment of one instance group. */
 export interface GroupPlan {
@@ -267,24 +268,19 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
     }
   }
   // Identical requests: if none fits any engine, the deployment cannot serve the workload at all.
-  const reasons = engines.map((e) => unservableReason(e, lg.num_input_tokens, lg.num_output_tokens));
-  if (reasons.every((r) => r !== undefined)) {
-    cfg.commonSource.fail(
-      ["load_gen", "num_input_tokens"],
-      `no engine can ever serve a request of ${lg.num_input_tokens} + ${lg.num_output_tokens} tokens: ${reasons[0]}`,
-    );
+  if (lg.load_gen_type === "fixed_length") {
+    const reasons = engines.map((e) => unservableReason(e, lg.num_input_tokens, lg.num_output_tokens));
+    if (reasons.every((r) => r !== undefined)) {
+      cfg.commonSource.fail(
+        ["load_gen", "num_input_tokens"],
+        `no engine can ever serve a request of ${lg.num_input_tokens} + ${lg.num_output_tokens} tokens: ${reasons[0]}`,
+      );
+    }
   }
   const input: SimulationInput = {
     engines,
     routing: sc.routing_policy,
-    workload: {
-      numRequests: lg.num_requests,
-      inputTokens: lg.num_input_tokens,
-      outputTokens: lg.num_output_tokens,
-      arrival: { rate: lg.request_rate, process: lg.arrival_process, cv: lg.arrival_cv },
-      maxConcurrency: sc.max_concurrency,
-      seed: options.seed ?? lg.seed,
-    },
+    workload: workloadOf(cfg.commonSource, lg, sc.max_concurrency, options.seed),
   };
   return { input, model, groups, notices, config: cfg };
 }

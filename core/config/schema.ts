@@ -162,14 +162,9 @@ const requestRate = () =>
     { error: (i) => `expected a positive number or .inf, ${got(i)}` },
   );
 
-/** `load_gen` of the common file. */
-export const LoadGenSchema = mapping({
-  load_gen_type: z.literal("fixed_length", {
-    error: (i) =>
-      i.input === "synthetic" || i.input === "trace"
-        ? `load_gen_type ${describeValue(i.input)} is not supported yet (only fixed_length)`
-        : `expected fixed_length, ${got(i)}`,
-  }).default("fixed_length"),
+/** `load_gen` of the upstream `fixed_length` type: identical requests. */
+export const FixedLengthLoadGenSchema = mapping({
+  load_gen_type: z.literal("fixed_length"),
   num_requests: positiveInt().default(500),
   num_input_tokens: positiveInt().default(3500),
   num_output_tokens: positiveInt().default(1500),
@@ -181,6 +176,76 @@ export const LoadGenSchema = mapping({
   /** ext */
   seed: nonNegativeInt().default(0),
 });
+
+/** Length distributions (ext). */
+export const LENGTH_DISTS = ["fixed", "uniform", "normal", "lognormal", "bins"] as const;
+
+const meanStd = (dist: "normal" | "lognormal") =>
+  mapping({
+    dist: z.literal(dist),
+    mean: positiveNumber(),
+    std: nonNegativeNumber(),
+    min: positiveInt().optional(),
+    max: positiveInt().optional(),
+  });
+
+/** A token-length distribution (ext). */
+export const LengthDistSchema = z.discriminatedUnion("dist", [
+  mapping({ dist: z.literal("fixed"), value: positiveInt() }),
+  mapping({ dist: z.literal("uniform"), min: positiveInt(), max: positiveInt() }),
+  meanStd("normal"),
+  meanStd("lognormal"),
+  mapping({
+    dist: z.literal("bins"),
+    bins: z.array(mapping({ min_tokens: positiveInt(), max_tokens: positiveInt(), weight: positiveNumber() }))
+      .min(1, { error: "expected at least one bin" }),
+  }),
+], {
+  error: (i) =>
+    i.code === "invalid_union" ? `expected dist one of ${LENGTH_DISTS.join(", ")}` : `expected a mapping, ${got(i)}`,
+});
+
+/** Arrival processes of synthetic workloads (ext). */
+export const SYNTHETIC_ARRIVALS = ["constant", "poisson", "gamma", "burst"] as const;
+
+/** `load_gen.arrival` of a synthetic workload (ext). */
+export const ArrivalSchema = mapping({
+  process: oneOf(SYNTHETIC_ARRIVALS).default("poisson"),
+  request_rate: requestRate().optional(),
+  cv: positiveNumber().default(1.0),
+  rate_schedule: z.array(mapping({ duration: positiveNumber(), request_rate: positiveNumber() }))
+    .min(1, { error: "expected at least one segment" }).optional(),
+});
+
+/** `load_gen` of the `synthetic` type (ext): arrivals and lengths from distributions. */
+export const SyntheticLoadGenSchema = mapping({
+  load_gen_type: z.literal("synthetic"),
+  num_requests: positiveInt().default(500),
+  seed: nonNegativeInt().default(0),
+  arrival: ArrivalSchema.prefault({}),
+  input_tokens: LengthDistSchema,
+  output_tokens: LengthDistSchema,
+});
+
+/** Workload generator types. */
+export const LOAD_GEN_TYPES = ["fixed_length", "synthetic"] as const;
+
+/** `load_gen` of the common file; `load_gen_type` defaults to `fixed_length`. */
+export const LoadGenSchema = z.preprocess(
+  (
+    v,
+  ) => (v !== null && typeof v === "object" && !Array.isArray(v) && !("load_gen_type" in v)
+    ? { ...v, load_gen_type: "fixed_length" }
+    : v),
+  z.discriminatedUnion("load_gen_type", [FixedLengthLoadGenSchema, SyntheticLoadGenSchema], {
+    error: (i) =>
+      i.code === "invalid_union"
+        ? `load_gen_type must be one of ${LOAD_GEN_TYPES.join(", ")}${
+          (i.input as Record<string, unknown>)?.load_gen_type === "trace" ? " (trace replay is not supported yet)" : ""
+        }`
+        : `expected a mapping, ${got(i)}`,
+  }),
+);
 
 /** Routing policies (ext). */
 export const ROUTING_POLICIES = ["least_loaded", "round_robin", "least_kv", "random"] as const;

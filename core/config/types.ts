@@ -119,9 +119,9 @@ export interface ModelConfig {
   fusion_plugins?: unknown;
 }
 
-/** `load_gen` of the common file. */
-export interface LoadGenConfig {
-  /** Workload generator. @default "fixed_length" */
+/** `load_gen` of the upstream `fixed_length` type: identical requests. */
+export interface FixedLengthLoadGen {
+  /** Workload generator (the default). */
   load_gen_type: "fixed_length";
   /** Requests in the run. @default 500 */
   num_requests: number;
@@ -138,6 +138,44 @@ export interface LoadGenConfig {
   /** ext: random seed. @default 0 */
   seed: number;
 }
+
+/** A token-length distribution (ext). */
+export type LengthDistConfig =
+  | { dist: "fixed"; value: number }
+  | { dist: "uniform"; min: number; max: number }
+  | { dist: "normal" | "lognormal"; mean: number; std: number; min?: number; max?: number }
+  | { dist: "bins"; bins: { min_tokens: number; max_tokens: number; weight: number }[] };
+
+/** Arrivals of a synthetic workload (ext). */
+export interface ArrivalConfig {
+  /** Inter-arrival distribution; `burst` = every request at t=0. @default "poisson" */
+  process: "constant" | "poisson" | "gamma" | "burst";
+  /** Requests per second (or `.inf`); required unless `rate_schedule` or `burst`. */
+  request_rate?: number;
+  /** Coefficient of variation of gamma gaps. @default 1.0 */
+  cv: number;
+  /** Piecewise-constant rate; the last segment's rate goes on after it ends. */
+  rate_schedule?: { duration: number; request_rate: number }[];
+}
+
+/** `load_gen` of the `synthetic` type (ext). */
+export interface SyntheticLoadGen {
+  /** Workload generator. */
+  load_gen_type: "synthetic";
+  /** Requests in the run. @default 500 */
+  num_requests: number;
+  /** Random seed. @default 0 */
+  seed: number;
+  /** Arrival process. */
+  arrival: ArrivalConfig;
+  /** Prompt length distribution (required). */
+  input_tokens: LengthDistConfig;
+  /** Output length distribution (required). */
+  output_tokens: LengthDistConfig;
+}
+
+/** `load_gen` of the common file. */
+export type LoadGenConfig = FixedLengthLoadGen | SyntheticLoadGen;
 
 /** `serving_config` of the common file. */
 export interface ServingConfig {

@@ -43,6 +43,8 @@ interface Def {
   element?: z.ZodType;
   shape?: Record<string, z.ZodType>;
   in?: z.ZodType;
+  out?: z.ZodType;
+  options?: z.ZodType[];
 }
 const defOf = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
 
@@ -53,8 +55,11 @@ export function knownKeys(schema: z.ZodType, path: readonly PathPart[]): string[
   while (s) {
     const d = defOf(s);
     if (d.innerType) s = d.innerType;
-    else if (d.type === "pipe" && d.in) s = d.in;
-    else if (i === path.length) return d.shape ? Object.keys(d.shape) : [];
+    else if (d.type === "pipe" && d.out) s = defOf(d.in!).type === "transform" ? d.out : d.in;
+    else if (d.type === "union" && d.options) {
+      // A union: the keys of every option (suggestions need only be close).
+      return [...new Set(d.options.flatMap((o) => knownKeys(o, path.slice(i))))];
+    } else if (i === path.length) return d.shape ? Object.keys(d.shape) : [];
     else if (d.type === "array" && d.element) [s, i] = [d.element, i + 1];
     else if (d.shape) [s, i] = [d.shape[String(path[i])], i + 1];
     else return [];

@@ -27,20 +27,24 @@ export function engineSpec(o: Partial<EngineSpec> = {}): EngineSpec {
   };
 }
 
-/** A workload of identical requests, all at t = 0 unless overridden. */
-export function workload(o: Partial<WorkloadSpec> = {}): WorkloadSpec {
+/** Workload overrides; fixed lengths may be given as plain numbers. */
+export type WorkloadOverrides = Partial<WorkloadSpec> & { inputTokens?: number; outputTokens?: number };
+
+/** A workload of identical requests (100 in, 10 out), all at t = 0 unless overridden. */
+export function workload(o: WorkloadOverrides = {}): WorkloadSpec {
+  const { inputTokens = 100, outputTokens = 10, ...rest } = o;
   return {
     numRequests: 1,
-    inputTokens: 100,
-    outputTokens: 10,
+    input: { dist: "fixed", value: inputTokens },
+    output: { dist: "fixed", value: outputTokens },
     arrival: { rate: Infinity, process: "constant", cv: 1 },
     maxConcurrency: 1000,
     seed: 0,
-    ...o,
+    ...rest,
   };
 }
 
 /** A simulation input with `n` identical engines. */
-export function input(w: Partial<WorkloadSpec>, e: Partial<EngineSpec> = {}, n = 1): SimulationInput {
+export function input(w: WorkloadOverrides, e: Partial<EngineSpec> = {}, n = 1): SimulationInput {
   return { engines: Array.from({ length: n }, () => engineSpec(e)), workload: workload(w), routing: "least_loaded" };
 }

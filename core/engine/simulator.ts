@@ -15,6 +15,7 @@
 import { makeRouter } from "../policy/mod.ts";
 import { ArrivalClock } from "../workload/arrival.ts";
 import { Rng } from "../workload/rng.ts";
+import { drawLength } from "../workload/lengths.ts";
 import { Deque } from "./deque.ts";
 import { Engine } from "./engine.ts";
 import { EventQueue } from "./event_queue.ts";
@@ -49,6 +50,7 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
   const engines = input.engines.map((spec, i) => new Engine(i, spec));
   const router = makeRouter(input.routing, w.seed);
   const clock = new ArrivalClock(w.arrival, new Rng(w.seed, "arrivals"));
+  const lengths = new Rng(w.seed, "lengths");
   const queue = new EventQueue();
   const table = newTable(w.numRequests);
   const unservable = new Map<string, number>();
@@ -106,7 +108,7 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
     now = ev.time;
     switch (ev.kind) {
       case "ARRIVAL": {
-        const r = new Request(arrived, w.inputTokens, w.outputTokens, now);
+        const r = new Request(arrived, drawLength(w.input, lengths), drawLength(w.output, lengths), now);
         table.arrival[arrived] = now;
         table.input[arrived] = r.input;
         table.output[arrived] = r.output;

@@ -6,6 +6,7 @@
  */
 import type { StepCostModel } from "../hardware/cost_model.ts";
 import type { ArrivalSpec } from "../workload/arrival.ts";
+import type { LengthDist } from "../workload/lengths.ts";
 
 /** One engine: a DP rank of an instance, with its own scheduler and KV cache. */
 export interface EngineSpec {
@@ -36,14 +37,14 @@ export interface EngineSpec {
   readonly maxModelLen?: number;
 }
 
-/** The client's workload: identical requests (`fixed_length`). */
+/** The client's workload. */
 export interface WorkloadSpec {
   /** Requests in the run. */
   readonly numRequests: number;
   /** Prompt tokens per request. */
-  readonly inputTokens: number;
+  readonly input: LengthDist;
   /** Output tokens per request. */
-  readonly outputTokens: number;
+  readonly output: LengthDist;
   /** The arrival process. */
   readonly arrival: ArrivalSpec;
   /** Requests the client keeps in flight at most. */

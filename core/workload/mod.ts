@@ -1,9 +1,12 @@
 /**
- * Workload generation: seeded random streams and arrival processes.
+ * Workload generation: seeded random streams, arrival processes and
+ * token-length distributions.
  *
  * @module
  */
 export { Rng, RNG_STREAMS } from "./rng.ts";
 export type { RngStream } from "./rng.ts";
 export { ArrivalClock } from "./arrival.ts";
-export type { ArrivalSpec } from "./arrival.ts";
+export type { ArrivalSpec, RateSegment } from "./arrival.ts";
+export { describeLength, drawLength, maxLength, meanLength } from "./lengths.ts";
+export type { LengthBin, LengthDist } from "./lengths.ts";
