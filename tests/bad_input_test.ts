@@ -202,7 +202,7 @@ for (
       name: "trace replay (not supported yet)",
       common: SYNTHETIC.replace("load_gen_type: synthetic", "load_gen_type: trace"),
       expect:
-        "DIRc.yaml:5:3: load_gen: load_gen_type must be one of fixed_length, synthetic (trace replay is not supported yet)",
+        "DIRc.yaml:5:18: load_gen.load_gen_type: load_gen_type must be one of fixed_length, synthetic (trace replay is not supported yet)",
     },
   ]
 ) {
