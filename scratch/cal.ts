@@ -78,14 +78,15 @@ for (const [i, o, meas, n] of sat) {
   );
   rows.push([`§4 ${i}/${o} out tok/s`, s.overall["output_token_throughput(tok/s)"], meas]);
 }
+const sg = (n: number, arr: string) => `{load_gen_type: synthetic, num_requests: ${n}, arrival: ${arr}, input_tokens: {dist: lognormal, mean: 217, std: 217, min: 4, max: 1024}, output_tokens: {dist: lognormal, mean: 201, std: 201, min: 4, max: 2048}}`;
+const sgs = `, max_concurrency: 10000, max_num_seqs: 4096, mix_prefill_decode: false, kv_cache_memory_fraction: 0.88`;
 for (const [rate, n, e2e, ttft, tpot] of [[4, 1200, 1564, 32.0, 13.2], [8, 2400, 2175, 35.7, 17.9]]) {
   const s = run(
     inst("A100_SXM_80G", 1),
     com(
       "meta-llama/Llama-3.1-8B-Instruct",
       "DISABLED",
-      `{num_requests: ${n}, num_input_tokens: 217, num_output_tokens: 201, request_rate: ${rate}, arrival_process: poisson}`,
-      `, max_concurrency: 10000`,
+      sg(n, `{process: poisson, request_rate: ${rate}}`), sgs,
     ),
   );
   rows.push([`§5 rate ${rate} E2E ms`, s.perMetric["E2E_TIME(s)"].MEDIAN * 1000, e2e]);
@@ -98,8 +99,7 @@ for (const [rate, n, e2e, ttft, tpot] of [[4, 1200, 1564, 32.0, 13.2], [8, 2400,
     com(
       "meta-llama/Llama-3.1-8B-Instruct",
       "DISABLED",
-      `{num_requests: 5000, num_input_tokens: 217, num_output_tokens: 201, request_rate: .inf}`,
-      `, max_concurrency: 5000`,
+      sg(5000, "{process: burst}"), sgs,
     ),
   );
   rows.push([`§5 offline req/s`, s.overall["request_throughput(req/s)"], 22.0]);

@@ -261,6 +261,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
           maxTokens: sc.max_tokens_budget,
           maxSeqs: sc.max_num_seqs,
           chunkedPrefill: sc.enable_chunked_prefill,
+          mixPrefillDecode: sc.mix_prefill_decode,
           admission: sc.admission_policy,
           maxModelLen: model.maxPositions,
         });

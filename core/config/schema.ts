@@ -263,6 +263,8 @@ export const ServingConfigSchema = mapping({
   /** ext */
   enable_chunked_prefill: bool().default(true),
   /** ext */
+  mix_prefill_decode: bool().default(true),
+  /** ext */
   enable_prefix_caching: bool().default(false),
   /** ext: share of device memory the engine may use. */
   kv_cache_memory_fraction: fraction().default(0.9),

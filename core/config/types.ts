@@ -189,6 +189,12 @@ export interface ServingConfig {
   max_num_seqs: number;
   /** ext: split long prompts over steps. @default true */
   enable_chunked_prefill: boolean;
+  /**
+   * ext: mix prefill chunks and decodes in one step (vLLM v1). When false a
+   * step is prefill-only whenever a prefill can run, else decode-only
+   * (SGLang's default, vLLM v0). @default true
+   */
+  mix_prefill_decode: boolean;
   /** ext: reuse cached prompt blocks. @default false */
   enable_prefix_caching: boolean;
   /** ext: share of device memory the engine may use, (0, 1]. @default 0.9 */

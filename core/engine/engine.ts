@@ -20,6 +20,11 @@ import { BlockPool } from "./kv_cache.ts";
 import type { Request } from "./request.ts";
 import type { EngineSpec, EngineStats } from "./types.ts";
 
+// Which running requests a scheduling pass serves (bit flags).
+const PREFILL_ONLY = 1;
+const DECODE_ONLY = 2;
+const ALL = PREFILL_ONLY | DECODE_ONLY;
+
 /**
  * Why a request of `input` prompt and `output` generated tokens can never
  * complete on an engine of this spec, or undefined when it can.
@@ -145,13 +150,39 @@ export class Engine implements EngineLoad {
       b.prefillContext =
         0;
     b.decodeSeqs = b.decodeContext = 0;
-    let budget = s.maxTokens;
+    if (!s.mixPrefillDecode) {
+      // Prefill-first (SGLang's default, vLLM v0): a step carries prefill
+      // chunks only, or, when no prefill can run, the decodes of every
+      // running request.
+      const left = this.#scheduleRunning(s.maxTokens, PREFILL_ONLY);
+      if (left >= 0) this.#admit(left);
+      if (b.tokens > 0) return true;
+      this.#scheduleRunning(s.maxTokens, DECODE_ONLY);
+      return b.tokens > 0;
+    }
+    const left = this.#scheduleRunning(s.maxTokens, ALL);
+    if (left >= 0) this.#admit(left);
+    return b.tokens > 0;
+  }
+
+  /**
+   * Gives running requests (those matching `only`) their tokens in order,
+   * preempting the newest running request when KV blocks run out.
+   *
+   * @returns the token budget left, or -1 when something was preempted
+   */
+  #scheduleRunning(budget: number, only: number): number {
+    const bs = this.spec.blockSize;
+    const kv = this.kv;
+    const run = this.running;
+    const reserve = this.spec.admission === "guaranteed_no_evict";
     let preempted = false;
-    const reserve = s.admission === "guaranteed_no_evict";
     for (let i = 0; i < run.length; i++) {
       const r = run[i];
       r.scheduled = 0;
       if (budget === 0) continue;
+      const decoding = r.generated > 0 && r.known - r.computed === 1;
+      if ((decoding ? DECODE_ONLY : PREFILL_ONLY) & ~only) continue;
       const n = Math.min(r.known - r.computed, budget);
       const need = Math.ceil((r.computed + n) / bs) - r.blocks;
       if (reserve) this.reserved -= need > 0 ? need : 0; // reserved at admission: never preempts
@@ -164,31 +195,38 @@ export class Engine implements EngineLoad {
       if (i >= run.length) break; // r itself was preempted
       kv.allocate(need > 0 ? need : 0);
       if (need > 0) r.blocks += need;
-      this.#take(r, n, b);
+      this.#take(r, n, this.shape);
       budget -= n;
     }
-    if (!preempted) {
-      while (budget > 0 && run.length < s.maxSeqs) {
-        const r = this.waiting.peek();
-        if (!r) break;
-        const remaining = r.known - r.computed;
-        const n = Math.min(remaining, budget);
-        if (!s.chunkedPrefill && n < remaining) break;
-        const need = Math.ceil(n / bs);
-        if (reserve) {
-          const full = Math.ceil(r.work / bs);
-          if (full > kv.free - this.reserved) break;
-          this.reserved += full - need;
-        } else if (need > kv.free) break;
-        this.waiting.shift();
-        kv.allocate(need);
-        r.blocks = need;
-        run.push(r);
-        this.#take(r, n, b);
-        budget -= n;
-      }
+    return preempted ? -1 : budget;
+  }
+
+  /** Admits waiting requests first-come-first-served while budget, seats and blocks allow. */
+  #admit(budget: number): void {
+    const s = this.spec;
+    const bs = s.blockSize;
+    const kv = this.kv;
+    const run = this.running;
+    const reserve = s.admission === "guaranteed_no_evict";
+    while (budget > 0 && run.length < s.maxSeqs) {
+      const r = this.waiting.peek();
+      if (!r) break;
+      const remaining = r.known - r.computed;
+      const n = Math.min(remaining, budget);
+      if (!s.chunkedPrefill && n < remaining) break;
+      const need = Math.ceil(n / bs);
+      if (reserve) {
+        const full = Math.ceil(r.work / bs);
+        if (full > kv.free - this.reserved) break;
+        this.reserved += full - need;
+      } else if (need > kv.free) break;
+      this.waiting.shift();
+      kv.allocate(need);
+      r.blocks = need;
+      run.push(r);
+      this.#take(r, n, this.shape);
+      budget -= n;
     }
-    return b.tokens > 0;
   }
 
   /**

@@ -27,6 +27,12 @@ export interface EngineSpec {
   /** Split long prompts over several steps. */
   readonly chunkedPrefill: boolean;
   /**
+   * Mix prefill chunks and decodes in one step (vLLM v1). When false, a step
+   * is prefill-only whenever a prefill can run, else decode-only (SGLang's
+   * default, vLLM v0).
+   */
+  readonly mixPrefillDecode: boolean;
+  /**
    * How requests are admitted: `greedy` (vLLM) when the blocks of the next
    * chunk are free, preempting the newest request when blocks run out;
    * `guaranteed_no_evict` (TensorRT-LLM's default) only when the blocks of
