@@ -26,11 +26,14 @@ export { describeRun, runFiles, simulationSection } from "./core/run.ts";
 export type { RunOptions, RunOutput } from "./core/run.ts";
 export { buildPlan, formatInputError, InputError, loadConfig, YamlSource } from "./core/config/mod.ts";
 export type {
+  ArrivalConfig,
   CommonFile,
   CommunicationConfig,
   FileSystem,
+  FixedLengthLoadGen,
   GroupPlan,
   InstanceGroupConfig,
+  LengthDistConfig,
   LoadedConfig,
   LoadedGroup,
   LoadGenConfig,
@@ -41,12 +44,14 @@ export type {
   ServingConfig,
   SimulationPlan,
   SourceLocation,
+  SyntheticLoadGen,
 } from "./core/config/mod.ts";
 export { kvBytesPerToken, MODEL_CATALOG, modelSpecFromHf, paramCounts } from "./core/model/mod.ts";
 export type { FieldError, HfConfig, MlaSpec, ModelSpec, MoeSpec, ParamCounts } from "./core/model/mod.ts";
-export { DEVICE_CATALOG, planMemory, RooflineCostModel } from "./core/hardware/mod.ts";
+export { DEVICE_CATALOG, Kernels, planMemory, RooflineCostModel } from "./core/hardware/mod.ts";
 export type {
   BatchShape,
+  CollectiveKind,
   CostModelInput,
   DeviceSpec,
   Efficiencies,
@@ -58,10 +63,12 @@ export type {
   MemoryPlan,
   StepBreakdown,
   StepCostModel,
+  TimeParts,
 } from "./core/hardware/mod.ts";
-export type { ArrivalSpec } from "./core/workload/mod.ts";
+export type { ArrivalSpec, LengthBin, LengthDist, RateSegment } from "./core/workload/mod.ts";
 export { simulate } from "./core/engine/mod.ts";
 export type {
+  AdmissionPolicy,
   EngineSpec,
   EngineStats,
   RequestTable,

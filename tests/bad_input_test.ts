@@ -172,7 +172,7 @@ for (const c of cases) {
 }
 
 const SYNTHETIC = COMMON_OK.replace(
-  /load_gen:\n(  .*\n)+?serving_config:/,
+  /load_gen:\n( {2}.*\n)+?serving_config:/,
   "load_gen:\n  load_gen_type: synthetic\n  num_requests: 50\n  arrival: {process: poisson, request_rate: 5}\n  input_tokens: {dist: lognormal, mean: 300, std: 100}\n  output_tokens: {dist: uniform, min: 10, max: 50}\nserving_config:",
 );
 

@@ -21,14 +21,18 @@ export {
   ROUTING_POLICIES,
 } from "./schema.ts";
 export type {
+  ArrivalConfig,
   CommonFile,
   CommunicationConfig,
+  FixedLengthLoadGen,
   InstanceFile,
   InstanceGroupConfig,
+  LengthDistConfig,
   LoadGenConfig,
   ModelConfig,
   ParallelConfig,
   ServingConfig,
+  SyntheticLoadGen,
 } from "./types.ts";
 export { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
 export type { DeviceFile } from "./device_schema.ts";

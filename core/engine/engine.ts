@@ -138,9 +138,6 @@ export class Engine implements EngineLoad {
    */
   schedule(): boolean {
     const s = this.spec;
-    const bs = s.blockSize;
-    const kv = this.kv;
-    const run = this.running;
     const b = this.shape;
     b.tokens =
       b.seqs =

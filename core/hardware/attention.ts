@@ -6,7 +6,8 @@
  */
 import type { ModelSpec } from "../model/model_spec.ts";
 import type { BatchShape, TimeParts } from "./batch.ts";
-import { ACT_BYTES, Kernels } from "./kernels.ts";
+import { ACT_BYTES } from "./kernels.ts";
+import type { Kernels } from "./kernels.ts";
 import type { MatrixPeaks } from "./device.ts";
 
 /** One layer's attention on one device. */

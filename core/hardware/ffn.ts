@@ -8,7 +8,8 @@
 import type { ModelSpec } from "../model/model_spec.ts";
 import type { BatchShape, TimeParts } from "./batch.ts";
 import type { MatrixPeaks } from "./device.ts";
-import { ACT_BYTES, groupedGemm, Kernels } from "./kernels.ts";
+import { ACT_BYTES, groupedGemm } from "./kernels.ts";
+import type { Kernels } from "./kernels.ts";
 import type { EngineLayout } from "./layout.ts";
 
 /** One layer's feed-forward part on one device. */

@@ -57,7 +57,11 @@ export class Kernels {
   #flopTime: Record<keyof MatrixPeaks, number>;
   #attnFlopTime: number;
 
-  /** @param device the accelerator */
+  /**
+   * Precomputes the achieved rates of a device.
+   *
+   * @param device the accelerator
+   */
   constructor(device: DeviceSpec) {
     this.device = device;
     const e = device.efficiency;

@@ -152,7 +152,7 @@ export class RooflineCostModel {
       acc.communication += k.collective("all_gather", l.dcp, T * this.#attention.dcpExchangeBytesPerToken);
     }
     let linear = acc.linear * m.layers;
-    let attention = acc.attention * m.layers;
+    const attention = acc.attention * m.layers;
     let elementwise = acc.elementwise * m.layers;
     let communication = acc.communication * m.layers;
     for (const [block, layers] of [[this.#dense, this.#denseLayers], [this.#moe, this.#moeLayers]] as const) {
