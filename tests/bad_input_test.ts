@@ -125,12 +125,12 @@ const cases: Case[] = [
       "DIRi.yaml:10:20: instance_groups[0].parallel_config.moe_dp_size: moe_tp_size × moe_dp_size × ep_size must equal world_size: 1 × 1 × 4 ≠ 8",
   },
   {
-    name: "experts not divisible by ep_size",
+    name: "more expert-parallel ranks than experts",
     instance: INSTANCE_OK.replace("num_devices_per_instance: 1", "num_devices_per_instance: 16") +
       "    parallel_config:\n      tp_size: 16\n      ep_size: 16\n      moe_tp_size: 1\n",
     common: COMMON_OK.replace("meta-llama/Llama-3.1-8B-Instruct", "mistralai/Mixtral-8x7B-Instruct-v0.1"),
     expect:
-      "DIRi.yaml:8:16: instance_groups[0].parallel_config.ep_size: must divide the 8 experts of mistralai/Mixtral-8x7B-Instruct-v0.1, got 16",
+      "DIRi.yaml:8:16: instance_groups[0].parallel_config.ep_size: must not exceed the 8 experts of mistralai/Mixtral-8x7B-Instruct-v0.1, got 16",
   },
   {
     name: "infinite number where a finite one is needed",

@@ -47,3 +47,17 @@ Deno.test({
     assert.match(run.stderr, /TP8 DP2/);
   },
 });
+
+Deno.test({
+  name: "upstream DCP instance file runs unchanged with DeepSeek-R1 (MLA, MoE, EP16, DCP2)",
+  ignore: !present,
+  fn: async () => {
+    const run = await runUpstream("dcp_test_instance.yaml", "dcp_deepseek_r1_common.yaml");
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /\ntotal_requests {17}200\.000\n/);
+    assert.match(
+      run.stderr,
+      /Simulated deepseek-ai\/DeepSeek-R1 \(671\.0B, W8A8_STATIC\) on 1 instance of 16 × ATLAS_800_A3_752T_128G_DIE \(TP8 DP2, /,
+    );
+  },
+});

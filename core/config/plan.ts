@@ -151,7 +151,14 @@ function layoutOf(g: LoadedGroup, model: ModelSpec, notices: string[]): { layout
         } × ${ep} ≠ ${world}`,
       );
     }
-    if (e.experts % ep !== 0) fail("ep_size", `must divide the ${e.experts} experts of ${model.id}, got ${ep}`);
+    if (ep > e.experts) fail("ep_size", `must not exceed the ${e.experts} experts of ${model.id}, got ${ep}`);
+    if (e.experts % ep !== 0) {
+      notices.push(
+        `note: ${g.source.file}: ep_size ${ep} does not divide the ${e.experts} experts: each device holds ${
+          Math.ceil(e.experts / ep)
+        } (the spare slots hold redundant experts, as EPLB places them)`,
+      );
+    }
     if (e.expertIntermediate % moeTp !== 0) {
       fail(
         "moe_tp_size",

@@ -91,13 +91,23 @@ export function moeFfn(f: FfnInput): FfnBlock {
   const { model: m, k, layout: l, wb, peak } = f;
   const e = m.moe!;
   const h = m.hidden;
-  const localExperts = e.experts / l.ep;
+  // With redundant experts (EPLB) the expert count need not divide ep: a
+  // device holds ⌈experts / ep⌉.
+  const localExperts = Math.ceil(e.experts / l.ep);
   const inter = e.expertIntermediate / l.moeTp;
   const sharedInter = e.sharedIntermediate * e.sharedExperts;
   const shared = sharedInter > 0 ? denseFfn(f, sharedInter, l.tp, l.dp) : undefined;
   const tokenShare = l.dp / l.moeDp; // tokens in this device's MoE group per engine token
   const dispatchBytes = peak === "bf16" || peak === "fp16" ? ACT_BYTES : 1;
   const groupRanks = l.ep * l.moeTp;
+  const nodes = Math.ceil(groupRanks / k.device.devicesPerNode);
+  // Nodes a token reaches: its top-k experts spread over the nodes, at most
+  // topk_group of them under node-limited routing (DeepSeek: 4).
+  const reach = Math.min(
+    e.groups > 1 ? e.topkGroups : nodes,
+    nodes * (1 - Math.pow(1 - 1 / nodes, e.topK)),
+  );
+  const remoteCopies = nodes > 1 ? (reach * (nodes - 1)) / nodes : 0;
   return {
     weightBytes: h * e.experts * ACT_BYTES + localExperts * 3 * h * inter * wb + (shared?.weightBytes ?? 0),
     activationBytesPerToken: ACT_BYTES * (tokenShare * e.topK * 3 * inter / l.ep + 2 * h) +
@@ -121,9 +131,15 @@ export function moeFfn(f: FfnInput): FfnBlock {
         acc.elementwise += k.stream(ACT_BYTES * 4 * h * T, 1); // post-attention norm
       }
       if (l.ep > 1) {
-        const sent = (groupTokens / groupRanks) * e.topK * l.moeTp * h;
-        acc.communication += k.collective("all_to_all", groupRanks, sent * dispatchBytes) +
-          k.collective("all_to_all", groupRanks, sent * ACT_BYTES) +
+        const tokens = groupTokens / groupRanks; // tokens each device sends
+        const local = tokens * e.topK * l.moeTp * h;
+        const dispatch = nodes > 1
+          ? k.hierarchicalAllToAll(groupRanks, tokens * remoteCopies * h * dispatchBytes, local * dispatchBytes)
+          : k.collective("all_to_all", groupRanks, local * dispatchBytes);
+        const combine = nodes > 1
+          ? k.hierarchicalAllToAll(groupRanks, tokens * remoteCopies * h * ACT_BYTES, local * ACT_BYTES)
+          : k.collective("all_to_all", groupRanks, local * ACT_BYTES);
+        acc.communication += dispatch + combine +
           // Back to every rank of the attention TP group (summing the shared experts' partial outputs).
           k.collective(shared ? "all_reduce" : "all_gather", l.tp, T * h * ACT_BYTES);
       } else {

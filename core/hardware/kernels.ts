@@ -114,6 +114,20 @@ export class Kernels {
    * Groups larger than a node run at the scale-out bandwidth and pay the
    * RDMA latency.
    */
+  /**
+   * An expert-parallel all-to-all over `ranks` devices spanning several
+   * nodes, DeepEP-style: each token crosses the scale-out network once per
+   * remote node it reaches (`remoteBytes` per device) and fans out to its
+   * experts over the scale-up fabric (`localBytes`); the two run pipelined.
+   */
+  hierarchicalAllToAll(ranks: number, remoteBytes: number, localBytes: number): number {
+    const d = this.device;
+    const e = d.efficiency.link;
+    const remote = remoteBytes / (d.scaleOutBandwidth * e);
+    const local = localBytes / (d.scaleUpBandwidth * e);
+    return d.collectiveLatency + (ranks > d.devicesPerNode ? d.scaleOutLatency : 0) + (remote > local ? remote : local);
+  }
+
   collective(kind: CollectiveKind, ranks: number, bytes: number): number {
     if (ranks <= 1 || bytes <= 0) return 0;
     const d = this.device;

@@ -49,6 +49,10 @@ export interface HfConfig {
   shared_expert_intermediate_size?: number;
   /** `first_k_dense_replace` of config.json. */
   first_k_dense_replace?: number;
+  /** `n_group` of config.json (DeepSeek expert groups). */
+  n_group?: number;
+  /** `topk_group` of config.json (groups a token may use: node-limited routing). */
+  topk_group?: number;
   // MLA (DeepSeek)
   /** `q_lora_rank` of config.json. */
   q_lora_rank?: number | null;
@@ -157,6 +161,8 @@ const deepseekV3: HfConfig = {
   moe_intermediate_size: 2048,
   /** `first_k_dense_replace` of config.json. */
   first_k_dense_replace: 3,
+  n_group: 8,
+  topk_group: 4,
   /** `q_lora_rank` of config.json. */
   q_lora_rank: 1536,
   /** `kv_lora_rank` of config.json. */

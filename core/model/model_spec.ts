@@ -22,6 +22,10 @@ export interface MoeSpec {
   readonly sharedIntermediate: number;
   /** Leading layers that use a dense MLP instead of experts. */
   readonly denseLayers: number;
+  /** Expert groups (DeepSeek `n_group`; 1 = none). */
+  readonly groups: number;
+  /** Groups one token may use (`topk_group`): with a group per node, the nodes it reaches. */
+  readonly topkGroups: number;
 }
 
 /** Multi-head latent attention (DeepSeek) layout. */
@@ -107,6 +111,8 @@ export function modelSpecFromHf(id: string, cfg: HfConfig, fail: FieldError): Mo
       sharedExperts: cfg.n_shared_experts ?? (cfg.shared_expert_intermediate_size ? 1 : 0),
       sharedIntermediate: cfg.shared_expert_intermediate_size ?? cfg.moe_intermediate_size ?? 0,
       denseLayers: cfg.first_k_dense_replace ?? 0,
+      groups: cfg.n_group ?? 1,
+      topkGroups: cfg.topk_group ?? cfg.n_group ?? 1,
     }
     : undefined;
   const mla: MlaSpec | undefined = cfg.kv_lora_rank
@@ -213,6 +219,22 @@ export function paramCounts(m: ModelSpec): ParamCounts {
     denseMlpPerLayer: dense,
     normsPerLayer: norms,
   };
+}
+
+/**
+ * FLOPs of one forward pass over `tokens` new tokens that attend to
+ * `pairs` query–key pairs in all, producing logits for `logitsRows` rows:
+ * 2 × active linear parameters (embedding and LM head excluded) × tokens,
+ * plus attention (QKᵀ and PV: 4 × heads × head dim per pair and layer;
+ * MLA: 2 × heads × (192 + 128)), plus 2 × vocab × hidden per logits row.
+ */
+export function forwardFlops(m: ModelSpec, tokens: number, pairs: number, logitsRows = 1): number {
+  const p = paramCounts(m);
+  const linear = p.active - p.embedding - p.lmHead - m.hidden - m.layers * p.normsPerLayer;
+  const perPair = m.mla
+    ? 2 * m.heads * (m.mla.qkNopeHeadDim + m.mla.qkRopeHeadDim + m.mla.vHeadDim)
+    : 4 * m.heads * m.headDim;
+  return 2 * linear * tokens + m.layers * perPair * pairs + 2 * m.vocab * m.hidden * logitsRows;
 }
 
 /**

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { MODEL_CATALOG } from "./catalog.ts";
-import { kvBytesPerToken, modelSpecFromHf, paramCounts } from "./model_spec.ts";
+import { forwardFlops, kvBytesPerToken, modelSpecFromHf, paramCounts } from "./model_spec.ts";
 
 const spec = (id: string) => modelSpecFromHf(id, MODEL_CATALOG[id], (f, d) => assert.fail(`${f}: ${d}`));
 const billions = (n: number) => Math.round(n / 1e7) / 100;
@@ -58,4 +58,13 @@ Deno.test("modelSpecFromHf() rejects KV heads that do not divide the heads", () 
       }),
     /num_key_value_heads: must divide num_attention_heads \(32\), got 5/,
   );
+});
+
+Deno.test("forwardFlops() of a 1,000-token Llama-3.1-8B prefill is 2 × params × tokens plus attention", () => {
+  const m = spec("meta-llama/Llama-3.1-8B-Instruct");
+  const linear = 2 * 6_979_321_856 * 1000; // 8.03 B − embedding − LM head − norms
+  const attention = 4 * 32 * 32 * 128 * ((1000 * 1001) / 2) * 1; // per layer: 4 × heads × head dim × pairs
+  const lmHead = 2 * 128256 * 4096;
+  assert.equal(forwardFlops(m, 1000, (1000 * 1001) / 2), linear + attention + lmHead);
+  assert.equal(Math.round(forwardFlops(m, 1000, (1000 * 1001) / 2) / 1e9), 14222);
 });

@@ -75,8 +75,16 @@ export function fidelityReport(results: readonly ScenarioResult[]): FidelityRepo
 const num = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 1 ? x.toFixed(2) : x.toPrecision(3));
 const pct = (x: number, signed = true) => `${signed && x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
 
-/** The report as a Markdown document (docs/fidelity.md). */
-export function formatFidelityMarkdown(r: FidelityReport): string {
+/** A calibration case not run yet, and why. */
+export interface PendingCase {
+  /** The case. */
+  readonly case: string;
+  /** Why it is not run. */
+  readonly reason: string;
+}
+
+/** The report as a Markdown document (docs/fidelity.md), with the cases not run yet. */
+export function formatFidelityMarkdown(r: FidelityReport, pending: readonly PendingCase[] = []): string {
   const lines = [
     "# Fidelity: simulated vs measured",
     "",
@@ -101,6 +109,7 @@ export function formatFidelityMarkdown(r: FidelityReport): string {
       }% | ${x.source} |`
     ),
     "",
+    ...(pending.length ? ["## Not run yet", "", ...pending.map((p) => `- ${p.case}: ${p.reason}.`), ""] : []),
   ];
   return lines.join("\n");
 }

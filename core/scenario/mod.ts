@@ -17,4 +17,4 @@ export type {
   ScenarioResult,
 } from "./scenario.ts";
 export { fidelityReport, formatFidelityMarkdown, formatFidelityTable } from "./fidelity.ts";
-export type { FidelityReport, FidelityRow } from "./fidelity.ts";
+export type { FidelityReport, FidelityRow, PendingCase } from "./fidelity.ts";
