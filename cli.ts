@@ -9,7 +9,7 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { InputError } from "./core/config/errors.ts";
-import { describeRun, runFiles, simulationSection } from "./core/run.ts";
+import { deploymentSection, describeRun, runFiles, simulationSection } from "./core/run.ts";
 import type { RunOutput } from "./core/run.ts";
 import type { StepRecord } from "./core/engine/types.ts";
 import { formatSummaryTable } from "./core/report/table.ts";
@@ -182,7 +182,8 @@ export async function main(args: string[]): Promise<number> {
     err(`warning: ${u.count} request(s) can never be served and were left out of the summary: ${u.reason}`);
   }
 
-  const json = () => formatSummaryJson(out.summary, { simulation: simulationSection(out) });
+  const json = () =>
+    formatSummaryJson(out.summary, { simulation: simulationSection(out), deployment: deploymentSection(out) });
   const text = opts.format === "json"
     ? json()
     : opts.format === "csv"

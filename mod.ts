@@ -22,7 +22,7 @@
  * @module
  */
 
-export { describeRun, runFiles, simulationSection } from "./core/run.ts";
+export { deploymentSection, describeRun, runFiles, simulationSection } from "./core/run.ts";
 export type { RunOptions, RunOutput } from "./core/run.ts";
 export { buildPlan, formatInputError, InputError, loadConfig, YamlSource } from "./core/config/mod.ts";
 export type {

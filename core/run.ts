@@ -15,6 +15,7 @@ import { summarize } from "./metrics/summary.ts";
 import type { Summary } from "./metrics/summary.ts";
 import { paramCounts } from "./model/model_spec.ts";
 import { describeLength } from "./workload/lengths.ts";
+import { OVERLAP } from "./hardware/kernels.ts";
 
 /** What a run produced. */
 export interface RunOutput {
@@ -77,6 +78,78 @@ export function describeRun(out: RunOutput): string {
   } out at ${rate}, ${summary.simulatedSeconds.toFixed(1)} s simulated`;
 }
 
+const gib = (b: number) => b / 2 ** 30;
+
+/**
+ * The ext `deployment` section of the JSON output, one entry per instance
+ * group: the device profile and where its numbers come from, the parallel
+ * layout, quantization, the memory plan of one device, KV capacity, and the
+ * efficiencies and overheads the step-time model used.
+ */
+export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
+  const sc = out.plan.config.common.serving_config;
+  return out.plan.groups.map((g) => {
+    const d = g.device;
+    const l = g.layout;
+    return {
+      group: g.name,
+      pd_role: g.role,
+      instances: g.numInstances,
+      devices_per_instance: g.devicesPerInstance,
+      engines_per_instance: g.dp,
+      device: { name: d.name, provenance: d.provenance, extrapolated: d.extrapolated },
+      parallel: {
+        tp: l.tp,
+        dp: l.dp,
+        dcp: l.dcp,
+        mlp_tp: l.mlpTp,
+        mlp_dp: l.mlpDp,
+        lmhead_tp: l.lmheadTp,
+        lmhead_dp: l.lmheadDp,
+        ep: l.ep,
+        moe_tp: l.moeTp,
+        moe_dp: l.moeDp,
+      },
+      quantization: {
+        linear: out.plan.config.common.model_config.quantize_linear_action,
+        weight_bytes: g.quant.weightBytes,
+        matmul_type: g.quant.peak,
+        fallback: g.quant.fallback ?? null,
+        kv_cache: out.plan.config.common.model_config.quantize_attention_action,
+      },
+      memory_gib_per_device: {
+        device: gib(g.memory.deviceBytes),
+        usable: gib(g.memory.usableBytes),
+        weights: gib(g.memory.weightBytes),
+        activation_reserve: gib(g.memory.activationBytes),
+        runtime_reserve: gib(g.memory.runtimeBytes),
+        kv_cache: gib(g.memory.kvBlocks * g.memory.kvBlockBytes),
+      },
+      kv_cache: {
+        block_size: sc.block_size,
+        blocks_per_engine: g.memory.kvBlocks,
+        tokens_per_engine: g.memory.kvTokens,
+        bytes_per_token_per_device: g.cost.kvBytesPerToken,
+      },
+      efficiency: {
+        matmul: d.efficiency.matmul,
+        matmul_low_precision: d.efficiency.matmulLowPrecision,
+        attention: d.efficiency.attention,
+        memory: d.efficiency.memory,
+        link: d.efficiency.link,
+        gemm_overlap: OVERLAP,
+      },
+      overheads_us: {
+        matmul_op: d.matmulOpOverhead * 1e6,
+        other_op: d.otherOpOverhead * 1e6,
+        step: d.stepOverhead * 1e6,
+        collective_latency: d.collectiveLatency * 1e6,
+        scale_out_latency: d.scaleOutLatency * 1e6,
+      },
+    };
+  });
+}
+
 /** The ext `simulation` section of the JSON output: what ran, deterministic. */
 export function simulationSection(out: RunOutput): Record<string, unknown> {
   const { plan, result, summary } = out;
@@ -86,17 +159,6 @@ export function simulationSection(out: RunOutput): Record<string, unknown> {
     simulated_seconds: summary.simulatedSeconds,
     preemptions: summary.preemptions,
     unservable_requests: summary.unservable,
-    groups: plan.groups.map((g) => ({
-      name: g.name,
-      pd_role: g.role,
-      device: g.device.name,
-      instances: g.numInstances,
-      tp_size: g.layout.tp,
-      dp_size: g.dp,
-      weights_gib_per_device: g.memory.weightBytes / 2 ** 30,
-      kv_blocks_per_engine: g.memory.kvBlocks,
-      kv_tokens_per_engine: g.memory.kvTokens,
-    })),
     engines: result.engines.map((e) => ({
       name: e.label,
       steps: e.steps,

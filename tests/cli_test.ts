@@ -149,3 +149,24 @@ Deno.test("cli reads a local Hugging Face config.json and a device file named by
   assert.match(run.stderr, /Simulated \.\/tiny \(1\.2B, DISABLED\) on 1 instance of 1 × chip \(TP1, /);
   assert.match(run.stdout, /\ntotal_requests {17}50\.000\n/);
 });
+
+Deno.test("cli --output_json has a deployment section with the memory plan and the device's provenance", async () => {
+  const run = await runCli(["--format", "json", "--quiet"]);
+  const [g] = JSON.parse(run.stdout).deployment;
+  assert.equal(g.device.name, "H100_SXM_80G");
+  assert.equal(g.device.extrapolated, true);
+  assert.match(g.device.provenance, /measured on H100\/H800/);
+  assert.equal(g.kv_cache.bytes_per_token_per_device, 131072);
+  assert.equal(g.kv_cache.tokens_per_engine, g.kv_cache.blocks_per_engine * 16);
+  assert.ok(Math.abs(g.memory_gib_per_device.weights - 14.96) < 0.01);
+  const m = g.memory_gib_per_device;
+  assert.ok(m.weights + m.activation_reserve + m.runtime_reserve + m.kv_cache <= m.usable);
+  assert.deepEqual(Object.keys(g.efficiency), [
+    "matmul",
+    "matmul_low_precision",
+    "attention",
+    "memory",
+    "link",
+    "gemm_overlap",
+  ]);
+});

@@ -85,7 +85,7 @@ export function deviceFromFile(f: DeviceFile, fallbackName: string): DeviceSpec 
     matmulOpOverhead: f.matmul_op_overhead_us * 1e-6,
     otherOpOverhead: f.other_op_overhead_us * 1e-6,
     stepOverhead: f.step_overhead_us * 1e-6,
-    provenance: "user device file",
+    provenance: `device file ${fallbackName}`,
     extrapolated: false,
   };
 }
