@@ -108,13 +108,6 @@ export class Kernels {
   }
 
   /**
-   * A collective over `ranks` devices on `bytes` per rank (the full buffer
-   * for all-reduce/all-gather/reduce-scatter; what one rank sends for
-   * all-to-all). Ring volumes: all-reduce 2(n−1)/n, the others (n−1)/n.
-   * Groups larger than a node run at the scale-out bandwidth and pay the
-   * RDMA latency.
-   */
-  /**
    * An expert-parallel all-to-all over `ranks` devices spanning several
    * nodes, DeepEP-style: each token crosses the scale-out network once per
    * remote node it reaches (`remoteBytes` per device) and fans out to its
@@ -128,6 +121,13 @@ export class Kernels {
     return d.collectiveLatency + (ranks > d.devicesPerNode ? d.scaleOutLatency : 0) + (remote > local ? remote : local);
   }
 
+  /**
+   * A collective over `ranks` devices on `bytes` per rank (the full buffer
+   * for all-reduce/all-gather/reduce-scatter; what one rank sends for
+   * all-to-all). Ring volumes: all-reduce 2(n−1)/n, the others (n−1)/n.
+   * Groups larger than a node run at the scale-out bandwidth and pay the
+   * RDMA latency.
+   */
   collective(kind: CollectiveKind, ranks: number, bytes: number): number {
     if (ranks <= 1 || bytes <= 0) return 0;
     const d = this.device;
