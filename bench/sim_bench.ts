@@ -75,6 +75,7 @@ const batch = {
   prefillPairs: 2048 * 3000,
   prefillContext: 4096,
   decodeSeqs: 200,
+  decodeTokens: 200,
   decodeContext: 200 * 3000,
 };
 Deno.bench("one step-time evaluation (Llama-3.1-70B TP8, mixed batch of 201)", () => {

@@ -205,6 +205,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       kvBytes: kvValueBytes(mc.quantize_attention_action),
       host2deviceBandwidth: mc.enable_preprocessing_modeling ? comm.host2device_bandwidth * comm.host2device_rate : 0,
       blockSize: sc.block_size,
+      draftTokens: mc.num_mtp_tokens,
     });
     const memory = planMemory(cost, {
       memoryFraction: sc.kv_cache_memory_fraction,
@@ -269,6 +270,8 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
           maxSeqs: sc.max_num_seqs,
           chunkedPrefill: sc.enable_chunked_prefill,
           mixPrefillDecode: sc.mix_prefill_decode,
+          draftTokens: mc.num_mtp_tokens,
+          draftAcceptance: mc.mtp_acceptance_rate,
           admission: sc.admission_policy,
           maxModelLen: model.maxPositions,
         });

@@ -147,6 +147,8 @@ export const ModelConfigSchema = mapping({
   mxfp4_group_size: positiveInt().default(32),
   quantize_attention_action: oneOf(ATTENTION_QUANT).default("DISABLED"),
   num_mtp_tokens: nonNegativeInt().default(0),
+  /** ext */
+  mtp_acceptance_rate: fraction().default(0.85),
   enable_preprocessing_modeling: bool().default(false),
   enable_kv_transfer_modeling: bool().default(false),
   ...ignoredKeys,

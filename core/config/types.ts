@@ -93,6 +93,12 @@ export interface ModelConfig {
   quantize_attention_action: "DISABLED" | "INT8" | "FP8";
   /** Speculative (MTP) tokens per step. @default 0 */
   num_mtp_tokens: number;
+  /**
+   * ext: probability that an MTP draft is accepted given the drafts before it
+   * were; tokens per decode step = 1 + Σ rate^i. DeepSeek-V3's report gives
+   * 85–90% for its second-token prediction. @default 0.85
+   */
+  mtp_acceptance_rate: number;
   /** Charge the host-to-device input copy per step. @default false */
   enable_preprocessing_modeling: boolean;
   /** Charge the prefill → decode KV transfer. @default false */

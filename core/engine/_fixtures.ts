@@ -23,6 +23,8 @@ export function engineSpec(o: Partial<EngineSpec> = {}): EngineSpec {
     maxSeqs: 256,
     chunkedPrefill: true,
     mixPrefillDecode: true,
+    draftTokens: 0,
+    draftAcceptance: 0,
     admission: "greedy",
     ...o,
   };

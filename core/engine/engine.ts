@@ -121,9 +121,10 @@ export class Engine implements EngineLoad {
     b.seqs++;
     const past = r.computed;
     if (past + n === r.known) b.logitsRows++;
-    if (n === 1 && r.generated > 0 && past === r.known - 1) {
+    if (r.generated > 0 && past === r.known - 1) {
       b.decodeSeqs++;
-      b.decodeContext += past + 1;
+      b.decodeTokens += n;
+      b.decodeContext += past + n;
     } else {
       b.prefillTokens += n;
       b.prefillPairs += n * (past + (n + 1) / 2);
@@ -146,7 +147,7 @@ export class Engine implements EngineLoad {
       b.prefillPairs =
       b.prefillContext =
         0;
-    b.decodeSeqs = b.decodeContext = 0;
+    b.decodeSeqs = b.decodeTokens = b.decodeContext = 0;
     if (!s.mixPrefillDecode) {
       // Prefill-first (SGLang's default, vLLM v0): a step carries prefill
       // chunks only, or, when no prefill can run, the decodes of every
@@ -180,7 +181,9 @@ export class Engine implements EngineLoad {
       if (budget === 0) continue;
       const decoding = r.generated > 0 && r.known - r.computed === 1;
       if ((decoding ? DECODE_ONLY : PREFILL_ONLY) & ~only) continue;
-      const n = Math.min(r.known - r.computed, budget);
+      // A decode step verifies up to `draftTokens` MTP drafts beside the last token.
+      const want = decoding ? 1 + Math.min(this.spec.draftTokens, r.output - r.generated - 1) : r.known - r.computed;
+      const n = Math.min(want, budget);
       const need = Math.ceil((r.computed + n) / bs) - r.blocks;
       if (reserve) this.reserved -= need > 0 ? need : 0; // reserved at admission: never preempts
       while (need > kv.free) {
@@ -246,8 +249,20 @@ export class Engine implements EngineLoad {
       const n = r.scheduled;
       if (n > 0) {
         r.scheduled = 0;
-        r.computed += n;
-        this.outstanding -= n;
+        let advance = n;
+        if (r.generated > 0 && r.computed === r.known - 1 && n > 1) {
+          // MTP: of n − 1 drafts, draft i is accepted with probability a^i
+          // (each needs its predecessors). The expected count is credited
+          // deterministically; whole accepted drafts join the sequence.
+          const a = this.spec.draftAcceptance;
+          r.draftCredit += a >= 1 ? n - 1 : (a * (1 - Math.pow(a, n - 1))) / (1 - a);
+          const accepted = Math.floor(r.draftCredit);
+          r.draftCredit -= accepted;
+          r.generated += accepted;
+          advance = 1 + accepted;
+        }
+        r.computed += advance;
+        this.outstanding -= advance;
         if (r.computed === r.known) {
           r.generated++;
           if (r.firstToken < 0) r.firstToken = now;

@@ -34,6 +34,8 @@ export class Request {
   scheduled = 0;
   /** Times it lost its KV to preemption and was recomputed. */
   preemptions = 0;
+  /** Fractional MTP drafts accepted, carried between steps. */
+  draftCredit = 0;
 
   constructor(id: number, input: number, output: number, arrival: number) {
     this.id = id;

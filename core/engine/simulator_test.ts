@@ -95,3 +95,25 @@ Deno.test("simulate() keeps slow and fast engines apart: steps take the cost mod
   assert.equal(r.requests.firstToken[0], 10_500);
   assert.equal(r.requests.finish[0], 10_500 + 510);
 });
+
+Deno.test("simulate() with one MTP draft always accepted produces two tokens per decode step", () => {
+  const r = simulate(input({ inputTokens: 100, outputTokens: 11 }, { draftTokens: 1, draftAcceptance: 1 }));
+  // Step 1: prefill → token 1; steps 2–6: two tokens each → 11.
+  assert.equal(r.engines[0].steps, 6);
+  assert.equal(r.requests.finish[0], 6 * ms);
+});
+
+Deno.test("simulate() with MTP credits the expected accepted drafts: 1 + a + a² tokens per step", () => {
+  // Two drafts at a = 0.5: 1.75 tokens per decode step on average.
+  const r = simulate(input({ inputTokens: 10, outputTokens: 701 }, { draftTokens: 2, draftAcceptance: 0.5 }));
+  const decodeSteps = r.engines[0].steps - 1;
+  assert.ok(Math.abs(700 / decodeSteps - 1.75) < 0.01, `${700 / decodeSteps} tokens per step`);
+});
+
+Deno.test("simulate() never drafts past the last output token", () => {
+  const r = simulate(
+    input({ numRequests: 3, inputTokens: 10, outputTokens: 4 }, { draftTokens: 5, draftAcceptance: 1 }),
+  );
+  for (let i = 0; i < 3; i++) assert.ok(r.requests.finish[i] > 0);
+  assert.equal(r.engines[0].steps, 2); // prefill (token 1), then tokens 2–4 in one step
+});

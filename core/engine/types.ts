@@ -39,6 +39,10 @@ export interface EngineSpec {
    * the whole request (prompt + output) can be reserved, never preempting.
    */
   readonly admission: AdmissionPolicy;
+  /** MTP draft tokens verified per decode step (0 = no speculation). */
+  readonly draftTokens: number;
+  /** Probability that a draft is accepted given its predecessors were. */
+  readonly draftAcceptance: number;
   /** The model's context length (prompt + output), when known. */
   readonly maxModelLen?: number;
 }

@@ -82,9 +82,10 @@ export function gqaBlock(a: AttentionInput): AttentionBlock {
         );
       }
       if (b.decodeSeqs > 0) {
+        // Every query token of a sequence (1, or 1 + drafts with MTP) attends to its context.
         acc.attention += k.attention(
-          (4 * hpr * hd * b.decodeContext) / dcp,
-          b.decodeContext * kvBytesPerToken + b.decodeSeqs * qo,
+          (4 * hpr * hd * b.decodeContext * (b.decodeTokens / b.decodeSeqs)) / dcp,
+          b.decodeContext * kvBytesPerToken + b.decodeTokens * qo,
         );
       }
       acc.elementwise += k.stream(T * elementwisePerToken, ops);
@@ -139,11 +140,11 @@ export function mlaBlock(a: AttentionInput): AttentionBlock {
       }
       if (b.decodeSeqs > 0) {
         // Absorbed: q_nope · W_UK into latent space, then W_UV on the output (per head, batched).
-        lin += k.gemm(b.decodeSeqs, hpr * mla.kvLoraRank, mla.qkNopeHeadDim, wb, peak) +
-          k.gemm(b.decodeSeqs, hpr * mla.vHeadDim, mla.kvLoraRank, wb, peak);
+        lin += k.gemm(b.decodeTokens, hpr * mla.kvLoraRank, mla.qkNopeHeadDim, wb, peak) +
+          k.gemm(b.decodeTokens, hpr * mla.vHeadDim, mla.kvLoraRank, wb, peak);
         acc.attention += k.attention(
-          (2 * hpr * (latent + mla.kvLoraRank) * b.decodeContext) / dcp,
-          b.decodeContext * kvBytesPerToken + b.decodeSeqs * 2 * hpr * latent * ACT_BYTES,
+          (2 * hpr * (latent + mla.kvLoraRank) * b.decodeContext * (b.decodeTokens / b.decodeSeqs)) / dcp,
+          b.decodeContext * kvBytesPerToken + b.decodeTokens * 2 * hpr * latent * ACT_BYTES,
         );
       }
       acc.linear += lin;

@@ -21,6 +21,8 @@ export interface BatchShape {
   prefillContext: number;
   /** Decoding sequences. */
   decodeSeqs: number;
+  /** Query tokens of the decoding sequences: one each, 1 + drafts with MTP. */
+  decodeTokens: number;
   /** Σ over decoding sequences of context length read (KV tokens, the new ones included). */
   decodeContext: number;
 }
@@ -35,6 +37,7 @@ export function emptyBatch(): BatchShape {
     prefillPairs: 0,
     prefillContext: 0,
     decodeSeqs: 0,
+    decodeTokens: 0,
     decodeContext: 0,
   };
 }

@@ -45,6 +45,7 @@ const decode = (seqs: number, ctx: number): BatchShape => ({
   seqs,
   logitsRows: seqs,
   decodeSeqs: seqs,
+  decodeTokens: seqs,
   decodeContext: seqs * ctx,
 });
 
@@ -100,4 +101,27 @@ Deno.test("DeepSeek-V3 decode on 9 × 8 H100 (EP72), 256 sequences per GPU at 2K
   const c = cost("deepseek-ai/DeepSeek-V3", "H100_SXM_80G", { tp: 1, dp: 72, ep: 72, moeDp: 1 });
   const perNode = (8 * 256) / c.stepTime(decode(256, 2048));
   assert.ok(Math.abs(perNode / 22282 - 1) < 0.3, `${perNode.toFixed(0)} tok/s per node`);
+});
+
+Deno.test("MTP drafting costs a draft-module pass per draft and verifies 1 + drafts tokens per sequence", () => {
+  const d = DEVICE_CATALOG.H800_SXM_80G;
+  const mk = (drafts: number) =>
+    new RooflineCostModel({
+      model: spec("deepseek-ai/DeepSeek-V3"),
+      device: d,
+      layout: { tp: 1, dp: 16, dcp: 1, mlpTp: 1, mlpDp: 16, lmheadTp: 1, lmheadDp: 16, ep: 16, moeTp: 1, moeDp: 1 },
+      linear: linearQuant("FP8", 32, d),
+      lmheadWeightBytes: 2,
+      kvBytes: 2,
+      host2deviceBandwidth: 0,
+      blockSize: 64,
+      draftTokens: drafts,
+    });
+  const plain = mk(0);
+  const mtp = mk(1);
+  const b = decode(64, 4000);
+  const verify = { ...b, tokens: 128, decodeTokens: 128 };
+  assert.ok(mtp.stepTime(verify) > plain.stepTime(b));
+  assert.ok(mtp.stepTime(verify) < 2 * plain.stepTime(b), "far cheaper than two plain steps");
+  assert.ok(mtp.weightBytesPerDevice > plain.weightBytesPerDevice);
 });

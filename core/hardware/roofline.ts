@@ -24,6 +24,7 @@ import { ACT_BYTES, Kernels } from "./kernels.ts";
 import type { EngineLayout } from "./layout.ts";
 import type { LinearQuant } from "./quant.ts";
 
+import { emptyBatch } from "./batch.ts";
 export { emptyBatch } from "./batch.ts";
 export type { BatchShape, StepBreakdown } from "./batch.ts";
 export type { EngineLayout } from "./layout.ts";
@@ -46,6 +47,8 @@ export interface CostModelInput {
   readonly host2deviceBandwidth: number;
   /** KV block size in tokens (block tables are copied to the device each step). */
   readonly blockSize: number;
+  /** MTP draft tokens per decode step (0 = none): each runs the MTP module once. */
+  readonly draftTokens?: number;
 }
 
 /** Per-device sizes of one layer under the engine's layout. */
@@ -86,6 +89,7 @@ export class RooflineCostModel {
   #moeLayers: number;
   #vocabPerRank: number;
   #acc: TimeParts = { linear: 0, attention: 0, elementwise: 0, communication: 0 };
+  #draftShape: BatchShape = emptyBatch();
 
   /**
    * Builds the layer blocks of one device.
@@ -117,8 +121,13 @@ export class RooflineCostModel {
     };
     const embedding = Math.ceil(m.vocab / l.tp) * m.hidden * ACT_BYTES;
     const lmHead = m.tiedEmbeddings ? 0 : this.#vocabPerRank * m.hidden * input.lmheadWeightBytes;
+    // With MTP, the draft module: one more decoder layer of the last kind and
+    // its projection of [hidden; embedding] (2·hidden × hidden).
+    const mtpWeights = (input.draftTokens ?? 0) > 0
+      ? a.weightBytes + ((this.#moe ?? this.#dense)?.weightBytes ?? 0) + 2 * m.hidden * m.hidden * linear.weightBytes
+      : 0;
     this.weightBytesPerDevice = m.layers * a.weightBytes + this.#denseLayers * (this.#dense?.weightBytes ?? 0) +
-      this.#moeLayers * (this.#moe?.weightBytes ?? 0) + embedding + lmHead + m.hidden * ACT_BYTES;
+      this.#moeLayers * (this.#moe?.weightBytes ?? 0) + embedding + lmHead + m.hidden * ACT_BYTES + mtpWeights;
   }
 
   /** KV bytes one device stores per token (all layers). */
@@ -152,7 +161,7 @@ export class RooflineCostModel {
       acc.communication += k.collective("all_gather", l.dcp, T * this.#attention.dcpExchangeBytesPerToken);
     }
     let linear = acc.linear * m.layers;
-    const attention = acc.attention * m.layers;
+    let attention = acc.attention * m.layers;
     let elementwise = acc.elementwise * m.layers;
     let communication = acc.communication * m.layers;
     for (const [block, layers] of [[this.#dense, this.#denseLayers], [this.#moe, this.#moeLayers]] as const) {
@@ -166,6 +175,30 @@ export class RooflineCostModel {
       linear += acc.linear * layers;
       elementwise += acc.elementwise * layers;
       communication += acc.communication * layers;
+    }
+    // MTP drafting: each draft runs the draft module (one layer of the last
+    // kind) and the LM head on the decoding sequences.
+    const drafts = this.input.draftTokens ?? 0;
+    if (drafts > 0 && b.decodeSeqs > 0) {
+      const s = this.#draftShape;
+      s.tokens =
+        s.seqs =
+        s.logitsRows =
+        s.decodeSeqs =
+        s.decodeTokens =
+          b.decodeSeqs;
+      s.decodeContext = b.decodeContext;
+      acc.linear =
+        acc.attention =
+        acc.elementwise =
+        acc.communication =
+          0;
+      this.#attention.add(s, acc);
+      (this.#moe ?? this.#dense)?.add(s, acc);
+      linear += drafts * (acc.linear + k.gemm(b.decodeSeqs, this.#vocabPerRank, m.hidden, 2, "bf16"));
+      attention += drafts * acc.attention;
+      elementwise += drafts * acc.elementwise;
+      communication += drafts * acc.communication;
     }
     // Vocab-parallel embedding lookup (+ its all-reduce) and the final norm.
     elementwise += 2 * k.stream(2 * hiddenBytes, 1);

@@ -29,6 +29,7 @@ const decode = (seqs: number, ctx: number): BatchShape => ({
   seqs,
   logitsRows: seqs,
   decodeSeqs: seqs,
+  decodeTokens: seqs,
   decodeContext: seqs * ctx,
 });
 const prefill = (n: number): BatchShape => ({
@@ -44,7 +45,15 @@ const prefill = (n: number): BatchShape => ({
 Deno.test("stepTime() breakdown sums to the total", () => {
   const c = model("meta-llama/Llama-3.1-8B-Instruct", "H100_SXM_80G", 2);
   const b = {} as StepBreakdown;
-  const t = c.stepTime({ ...prefill(512), decodeSeqs: 8, decodeContext: 8000, tokens: 520, seqs: 9, logitsRows: 9 }, b);
+  const t = c.stepTime({
+    ...prefill(512),
+    decodeSeqs: 8,
+    decodeTokens: 8,
+    decodeContext: 8000,
+    tokens: 520,
+    seqs: 9,
+    logitsRows: 9,
+  }, b);
   const sum = b.linear + b.attention + b.elementwise + b.lmHead + b.communication + b.host;
   assert.ok(Math.abs(sum - t) < 1e-12);
   assert.equal(b.total, t);
