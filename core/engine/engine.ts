@@ -115,13 +115,17 @@ export class Engine implements EngineLoad {
     this.waiting.pushFront(victim);
   }
 
+  /** Adds `n` tokens of `r` to the step; decodes are counted inline in {@link #scheduleRunning}. */
   #take(r: Request, n: number, b: BatchShape): void {
     r.scheduled = n;
     b.tokens += n;
     b.seqs++;
     const past = r.computed;
-    if (past + n === r.known) b.logitsRows++;
-    if (r.generated > 0 && past === r.known - 1) {
+    const known = r.input + r.generated;
+    if (past + n === known) b.logitsRows++;
+    if (r.generated > 0 && past === known - 1) {
+      // A decode (1 token, or 1 + drafts with MTP): every position gets logits.
+      if (n > 1) b.logitsRows += n - 1;
       b.decodeSeqs++;
       b.decodeTokens += n;
       b.decodeContext += past + n;
@@ -174,30 +178,49 @@ export class Engine implements EngineLoad {
     const kv = this.kv;
     const run = this.running;
     const reserve = this.spec.admission === "guaranteed_no_evict";
+    const drafts = this.spec.draftTokens;
     let preempted = false;
+    let decodes = 0; // plain one-token decodes, counted here and added to the shape at the end
+    let decodeContext = 0;
+    // The hot loop of a run (once per running request per step): no getters.
     for (let i = 0; i < run.length; i++) {
       const r = run[i];
       r.scheduled = 0;
       if (budget === 0) continue;
-      const decoding = r.generated > 0 && r.known - r.computed === 1;
+      const left = r.input + r.generated - r.computed;
+      const decoding = r.generated > 0 && left === 1;
       if ((decoding ? DECODE_ONLY : PREFILL_ONLY) & ~only) continue;
       // A decode step verifies up to `draftTokens` MTP drafts beside the last token.
-      const want = decoding ? 1 + Math.min(this.spec.draftTokens, r.output - r.generated - 1) : r.known - r.computed;
-      const n = Math.min(want, budget);
-      const need = Math.ceil((r.computed + n) / bs) - r.blocks;
-      if (reserve) this.reserved -= need > 0 ? need : 0; // reserved at admission: never preempts
-      while (need > kv.free) {
-        const victim = run.pop()!;
-        this.#preempt(victim);
-        preempted = true;
-        if (victim === r) break;
+      const want = decoding && drafts > 0 ? 1 + Math.min(drafts, r.output - r.generated - 1) : left;
+      const n = want < budget ? want : budget;
+      // Most steps stay inside the request's last block: no division then.
+      if (r.computed + n > r.blocks * bs) {
+        const need = Math.ceil((r.computed + n) / bs) - r.blocks;
+        if (reserve) this.reserved -= need; // reserved at admission: never preempts
+        while (need > kv.free) {
+          const victim = run.pop()!;
+          this.#preempt(victim);
+          preempted = true;
+          if (victim === r) break;
+        }
+        if (i >= run.length) break; // r itself was preempted
+        kv.allocate(need);
+        r.blocks += need;
       }
-      if (i >= run.length) break; // r itself was preempted
-      kv.allocate(need > 0 ? need : 0);
-      if (need > 0) r.blocks += need;
-      this.#take(r, n, this.shape);
+      if (n === 1 && decoding) {
+        r.scheduled = 1;
+        decodes++;
+        decodeContext += r.computed + 1;
+      } else this.#take(r, n, this.shape);
       budget -= n;
     }
+    const b = this.shape;
+    b.tokens += decodes;
+    b.seqs += decodes;
+    b.logitsRows += decodes;
+    b.decodeSeqs += decodes;
+    b.decodeTokens += decodes;
+    b.decodeContext += decodeContext;
     return preempted ? -1 : budget;
   }
 
@@ -244,13 +267,14 @@ export class Engine implements EngineLoad {
     this.batchedSeqs += this.shape.seqs;
     if (this.shape.seqs > this.peakBatch) this.peakBatch = this.shape.seqs;
     let w = 0;
+    let processed = 0;
     for (let i = 0; i < run.length; i++) {
       const r = run[i];
       const n = r.scheduled;
       if (n > 0) {
         r.scheduled = 0;
         let advance = n;
-        if (r.generated > 0 && r.computed === r.known - 1 && n > 1) {
+        if (n > 1 && r.generated > 0 && r.computed === r.input + r.generated - 1) {
           // MTP: of n − 1 drafts, draft i is accepted with probability a^i
           // (each needs its predecessors). The expected count is credited
           // deterministically; whole accepted drafts join the sequence.
@@ -262,8 +286,8 @@ export class Engine implements EngineLoad {
           advance = 1 + accepted;
         }
         r.computed += advance;
-        this.outstanding -= advance;
-        if (r.computed === r.known) {
+        processed += advance;
+        if (r.computed === r.input + r.generated) {
           r.generated++;
           if (r.firstToken < 0) r.firstToken = now;
           if (r.generated === r.output) {
@@ -277,9 +301,11 @@ export class Engine implements EngineLoad {
           }
         }
       }
-      run[w++] = r;
+      if (w !== i) run[w] = r;
+      w++;
     }
     run.length = w;
+    this.outstanding -= processed;
     this.busy = false;
     return done;
   }
