@@ -9,7 +9,8 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { InputError } from "./core/config/errors.ts";
-import { deploymentSection, describeRun, runFiles, simulationSection } from "./core/run.ts";
+import { deploymentSection, describeRun, pools, poolSections, runFiles, simulationSection } from "./core/run.ts";
+import { formatGroupTable } from "./core/report/groups.ts";
 import type { RunOutput } from "./core/run.ts";
 import type { StepRecord } from "./core/engine/types.ts";
 import { formatSummaryTable } from "./core/report/table.ts";
@@ -183,12 +184,16 @@ export async function main(args: string[]): Promise<number> {
   }
 
   const json = () =>
-    formatSummaryJson(out.summary, { simulation: simulationSection(out), deployment: deploymentSection(out) });
+    formatSummaryJson(out.summary, {
+      simulation: simulationSection(out),
+      deployment: deploymentSection(out),
+      ...poolSections(out),
+    });
   const text = opts.format === "json"
     ? json()
     : opts.format === "csv"
     ? formatRequestCsv(out.result.requests)
-    : formatSummaryTable(out.summary);
+    : formatSummaryTable(out.summary) + formatGroupTable(pools(out).groups);
   await Deno.stdout.write(encoder.encode(text));
   if (opts.output_json) Deno.writeTextFileSync(opts.output_json, json());
   if (opts.enable_profiling) {

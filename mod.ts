@@ -22,7 +22,7 @@
  * @module
  */
 
-export { deploymentSection, describeRun, runFiles, simulationSection } from "./core/run.ts";
+export { deploymentSection, describeRun, pools, poolSections, runFiles, simulationSection } from "./core/run.ts";
 export type { RunOptions, RunOutput } from "./core/run.ts";
 export { buildPlan, formatInputError, InputError, loadConfig, YamlSource } from "./core/config/mod.ts";
 export type {
@@ -79,7 +79,13 @@ export type {
   StepRecord,
   WorkloadSpec,
 } from "./core/engine/mod.ts";
-export { METRIC_COLUMNS, OVERALL_KEYS, STATISTICS, summarize } from "./core/metrics/mod.ts";
-export type { ColumnStats, MetricColumn, OverallKey, Statistic, Summary } from "./core/metrics/mod.ts";
-export { formatChromeTrace, formatRequestCsv, formatSummaryJson, formatSummaryTable } from "./core/report/mod.ts";
+export { METRIC_COLUMNS, OVERALL_KEYS, poolStats, STATISTICS, summarize } from "./core/metrics/mod.ts";
+export type { ColumnStats, MetricColumn, OverallKey, PoolStats, Statistic, Summary } from "./core/metrics/mod.ts";
+export {
+  formatChromeTrace,
+  formatGroupTable,
+  formatRequestCsv,
+  formatSummaryJson,
+  formatSummaryTable,
+} from "./core/report/mod.ts";
 export type { JsonExtras } from "./core/report/mod.ts";

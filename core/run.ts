@@ -14,6 +14,8 @@ import type { SimulationOptions, SimulationResult } from "./engine/types.ts";
 import { summarize } from "./metrics/summary.ts";
 import type { Summary } from "./metrics/summary.ts";
 import { paramCounts } from "./model/model_spec.ts";
+import { poolStats } from "./metrics/groups.ts";
+import type { PoolStats } from "./metrics/groups.ts";
 import { describeLength } from "./workload/lengths.ts";
 import { OVERLAP } from "./hardware/kernels.ts";
 
@@ -148,6 +150,37 @@ export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
       },
     };
   });
+}
+
+/** Per-group and per-instance figures of a run. */
+export function pools(out: RunOutput): { groups: PoolStats[]; instances: PoolStats[] } {
+  return poolStats(out.plan.groups.map((g) => g.name), out.result.engines, out.result.endTime);
+}
+
+const poolJson = (p: PoolStats) => ({
+  group: p.group,
+  ...(p.instance >= 0 ? { instance: p.instance } : {}),
+  role: p.role,
+  engines: p.engines,
+  busy_fraction: p.busyFraction,
+  mean_batch: p.meanBatch,
+  peak_batch: p.peakBatch,
+  peak_kv_fraction: p.peakKvFraction,
+  preemptions: p.preemptions,
+  kv_transfers: {
+    count: p.transfers,
+    bytes: p.transferBytes,
+    mean_seconds: p.meanTransferSeconds,
+    backpressure_waits: p.kvWaits,
+    mean_backpressure_wait_seconds: p.meanKvWaitSeconds,
+  },
+  requests_served: p.served,
+});
+
+/** The ext `groups` and `instances` sections of the JSON output. */
+export function poolSections(out: RunOutput): { groups: unknown[]; instances: unknown[] } {
+  const p = pools(out);
+  return { groups: p.groups.map(poolJson), instances: p.instances.map(poolJson) };
 }
 
 /** The ext `simulation` section of the JSON output: what ran, deterministic. */

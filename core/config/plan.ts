@@ -11,7 +11,7 @@ import { kvValueBytes, linearQuant } from "../hardware/quant.ts";
 import type { LinearQuant } from "../hardware/quant.ts";
 import { planMemory } from "../hardware/memory.ts";
 import type { MemoryPlan } from "../hardware/memory.ts";
-import { RooflineCostModel } from "../hardware/roofline.ts";
+import { emptyBatch, RooflineCostModel } from "../hardware/roofline.ts";
 import type { EngineLayout } from "../hardware/layout.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import type { ModelSpec } from "../model/model_spec.ts";
@@ -87,9 +87,6 @@ function checkTopology(cfg: LoadedConfig): void {
         roles.has("prefill") ? "decode" : "prefill"
       }' group to pair with`,
     );
-  }
-  if (roles.has("prefill")) {
-    bad("prefill", "prefill/decode disaggregation is not supported yet: use pd_role 'both'");
   }
 }
 
@@ -258,9 +255,24 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       cost,
       memory,
     });
+    // Seconds per token of a reference decode batch (32 sequences at 1K
+    // context): routers weigh outstanding work by it across unlike engines.
+    const ref = { ...emptyBatch(), tokens: 32, seqs: 32, logitsRows: 32, decodeSeqs: 32, decodeTokens: 32 };
+    const tokenTime = cost.stepTime({ ...ref, decodeContext: 32 * 1024 }) / 32;
+    const link = mc.enable_kv_transfer_modeling
+      ? comm.device2device_bandwidth * comm.device2device_rate * layout.tp
+      : Infinity;
     for (let inst = 0; inst < g.config.num_instances; inst++) {
       for (let rank = 0; rank < dp; rank++) {
         engines.push({
+          role: g.config.pd_role,
+          instance: inst,
+          tokenTime,
+          // Each device of the receiving engine gets the KV of its own heads
+          // (replicas included): its per-device bytes × its devices.
+          kvTransferBytesPerToken: cost.kvBytesPerToken * layout.tp,
+          linkBandwidth: link,
+          linkLatency: mc.enable_kv_transfer_modeling ? comm.device2device_latency : 0,
           label: `${name}/${inst}/dp${rank}`,
           group: index,
           cost,

@@ -26,6 +26,12 @@ export function engineSpec(o: Partial<EngineSpec> = {}): EngineSpec {
     draftTokens: 0,
     draftAcceptance: 0,
     admission: "greedy",
+    role: "both",
+    instance: 0,
+    tokenTime: 1e-3,
+    kvTransferBytesPerToken: 1000,
+    linkBandwidth: 1e9,
+    linkLatency: 0,
     ...o,
   };
 }

@@ -60,6 +60,17 @@ export class Engine implements EngineLoad {
   wakePending = false;
   /** Blocks running requests will still take (guaranteed_no_evict only). */
   reserved = 0;
+  /** Prefill role: requests whose prompt is done, to hand to a decode engine (drained by the simulator). */
+  readonly handoff: Request[] = [];
+  /** Decode role: requests whose KV has landed, waiting for a seat in the batch. */
+  readonly ready: Deque<Request> = new Deque();
+  /** Decode role: requests waiting for KV room before their transfer can start. */
+  readonly pendingKv: Deque<Request> = new Deque();
+  transfers = 0;
+  transferBytes = 0;
+  transferTime = 0;
+  kvWaits = 0;
+  kvWaitTime = 0;
   /** Tokens of work assigned and not yet done (the least-loaded router's measure). */
   outstanding = 0;
   /** Requests assigned and not finished. */
@@ -86,12 +97,39 @@ export class Engine implements EngineLoad {
     return unservableReason(this.spec, input, output);
   }
 
-  /** Queues a routed request. */
+  /** Routers weigh outstanding work by this (seconds per token). */
+  get weight(): number {
+    return this.spec.tokenTime;
+  }
+
+  /** Queues a routed request (a prefill engine takes only its prompt's work). */
   enqueue(r: Request): void {
     r.engine = this.index;
-    this.outstanding += r.work;
+    this.outstanding += this.spec.role === "prefill" ? r.input : r.work;
     this.active++;
     this.waiting.push(r);
+  }
+
+  /**
+   * Decode role: takes the KV blocks of a prompt about to arrive.
+   *
+   * @returns false when there is no room yet (the request waits: backpressure)
+   */
+  reserveIncoming(r: Request): boolean {
+    const blocks = Math.ceil(r.input / this.spec.blockSize);
+    if (blocks > this.kv.free) return false;
+    this.kv.allocate(blocks);
+    r.blocks = blocks;
+    r.decodeEngine = this.index;
+    this.outstanding += r.output - 1;
+    this.active++;
+    return true;
+  }
+
+  /** Decode role: the prompt's KV has landed; the request decodes from here. */
+  landed(r: Request): void {
+    r.computed = r.input;
+    this.ready.push(r);
   }
 
   /** KV blocks free now (for routers). */
@@ -101,7 +139,7 @@ export class Engine implements EngineLoad {
 
   /** True when there is anything to run. */
   get hasWork(): boolean {
-    return this.running.length > 0 || this.waiting.size > 0;
+    return this.running.length > 0 || this.waiting.size > 0 || this.ready.size > 0;
   }
 
   #preempt(victim: Request): void {
@@ -144,6 +182,8 @@ export class Engine implements EngineLoad {
   schedule(): boolean {
     const s = this.spec;
     const b = this.shape;
+    // Transferred requests join the batch as seats free up, ahead of new ones.
+    while (this.ready.size > 0 && this.running.length < s.maxSeqs) this.running.push(this.ready.shift()!);
     b.tokens =
       b.seqs =
       b.logitsRows =
@@ -290,6 +330,16 @@ export class Engine implements EngineLoad {
         if (r.computed === r.input + r.generated) {
           r.generated++;
           if (r.firstToken < 0) r.firstToken = now;
+          if (this.spec.role === "prefill" && r.generated === 1 && r.output > 1) {
+            // Prompt done: the KV stays here until a decode engine has it.
+            r.heldBlocks = r.blocks;
+            r.blocks = 0;
+            r.handoffAt = now;
+            this.active--;
+            this.served++;
+            this.handoff.push(r);
+            continue;
+          }
           if (r.generated === r.output) {
             r.finish = now;
             this.kv.release(r.blocks);
@@ -323,6 +373,13 @@ export class Engine implements EngineLoad {
       served: this.served,
       batchedSeqs: this.batchedSeqs,
       peakBatch: this.peakBatch,
+      role: this.spec.role,
+      instance: this.spec.instance,
+      transfers: this.transfers,
+      transferBytes: this.transferBytes,
+      transferTime: this.transferTime,
+      kvWaits: this.kvWaits,
+      kvWaitTime: this.kvWaitTime,
     };
   }
 }

@@ -11,10 +11,12 @@
 export const EVENT_PRIORITY = {
   /** An engine step ends: tokens land, requests finish, KV blocks free. */
   STEP_END: 0,
+  /** A prefill → decode KV transfer completes (target: transfer id). */
+  TRANSFER_END: 1,
   /** A request arrives at the client. */
-  ARRIVAL: 1,
+  ARRIVAL: 2,
   /** An idle engine looks at its queue; last, so that every same-time arrival joins the step. */
-  ENGINE_WAKE: 2,
+  ENGINE_WAKE: 3,
 } as const;
 
 /** An event kind. */
@@ -27,6 +29,8 @@ export interface SimEvent {
   readonly seq: number;
   readonly kind: EventKind;
   readonly target: number;
+  /** For TRANSFER_END: the transfer's version when planned (stale ones are ignored). */
+  readonly version: number;
 }
 
 function before(a: SimEvent, b: SimEvent): boolean {
@@ -52,8 +56,8 @@ export class EventQueue {
    * @param kind the event kind (sets its same-time priority)
    * @param target the engine index the event is for
    */
-  push(time: number, kind: EventKind, target = -1): void {
-    const e: SimEvent = { time, priority: EVENT_PRIORITY[kind], seq: this.#seq++, kind, target };
+  push(time: number, kind: EventKind, target = -1, version = 0): void {
+    const e: SimEvent = { time, priority: EVENT_PRIORITY[kind], seq: this.#seq++, kind, target, version };
     const h = this.#heap;
     let i = h.length;
     h.push(e);

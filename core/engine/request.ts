@@ -36,6 +36,12 @@ export class Request {
   preemptions = 0;
   /** Fractional MTP drafts accepted, carried between steps. */
   draftCredit = 0;
+  /** Decode engine (PD-disaggregated), or -1. */
+  decodeEngine = -1;
+  /** Blocks the prefill engine keeps until the prompt's KV has left. */
+  heldBlocks = 0;
+  /** When its KV was ready to leave the prefill engine, µs. */
+  handoffAt = -1;
 
   constructor(id: number, input: number, output: number, arrival: number) {
     this.id = id;

@@ -20,6 +20,7 @@ import { Deque } from "./deque.ts";
 import { Engine } from "./engine.ts";
 import { EventQueue } from "./event_queue.ts";
 import { Request } from "./request.ts";
+import { TransferManager } from "./transfer.ts";
 import type { RequestTable, SimulationInput, SimulationOptions, SimulationResult } from "./types.ts";
 
 function newTable(n: number): RequestTable {
@@ -49,6 +50,13 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
   if (input.engines.length === 0) throw new RangeError("simulate: no engines");
   const engines = input.engines.map((spec, i) => new Engine(i, spec));
   const router = makeRouter(input.routing, w.seed);
+  // PD-disaggregated: requests go to prefill engines first, then to decode engines.
+  const front = engines.filter((e) => e.spec.role !== "decode");
+  const decoders = engines.filter((e) => e.spec.role === "decode");
+  const decodeRouter = makeRouter(input.routing, w.seed + 1);
+  const transfers = new TransferManager(
+    engines.map((e) => ({ out: e.spec.linkBandwidth / 1e6, in: e.spec.linkBandwidth / 1e6 })),
+  );
   const clock = new ArrivalClock(w.arrival, new Rng(w.seed, "arrivals"));
   const lengths = new Rng(w.seed, "lengths");
   const queue = new EventQueue();
@@ -78,20 +86,31 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
     }
   };
 
+  // The engines of `pool` that can serve a request of these lengths, or why none can.
+  const eligible = (pool: Engine[], input: number, output: number): Engine[] | string => {
+    const ok = [];
+    let reason = "";
+    for (const e of pool) {
+      // A prefill engine holds only the prompt (and computes the first token).
+      const why = e.whyUnservable(input, e.spec.role === "prefill" ? 1 : output);
+      if (why === undefined) ok.push(e);
+      else reason ||= `${e.spec.role === "both" ? "" : `${e.spec.role} engines: `}${why}`;
+    }
+    return ok.length ? ok : reason;
+  };
+
   // Sends as many backlogged requests as max_concurrency allows.
   const pump = () => {
     while (inflight < w.maxConcurrency && backlog.size > 0) {
       const r = backlog.shift()!;
       r.send = now;
-      const candidates = [];
-      let reason: string | undefined;
-      for (const e of engines) {
-        const why = e.whyUnservable(r.input, r.output);
-        if (why === undefined) candidates.push(e);
-        else reason ??= why;
+      let candidates = eligible(front, r.input, r.output);
+      if (typeof candidates !== "string" && decoders.length > 0 && r.output > 1) {
+        const d = eligible(decoders, r.input, r.output);
+        if (typeof d === "string") candidates = d;
       }
-      if (candidates.length === 0) {
-        unservable.set(reason!, (unservable.get(reason!) ?? 0) + 1);
+      if (typeof candidates === "string") {
+        unservable.set(candidates, (unservable.get(candidates) ?? 0) + 1);
         record(r);
         continue;
       }
@@ -99,6 +118,36 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
       const e = engines[router.choose(candidates).index];
       e.enqueue(r);
       wake(e);
+    }
+  };
+
+  // Starts the KV transfer of `r` from its prefill engine into decode engine `d` (blocks reserved).
+  const startTransfer = (r: Request, d: Engine) => {
+    const src = engines[r.engine];
+    const bytes = r.input * d.spec.kvTransferBytesPerToken;
+    const latency = Math.round(Math.max(src.spec.linkLatency, d.spec.linkLatency) * 1e6);
+    for (const t of transfers.start(r, src.index, d.index, bytes, latency, now)) {
+      queue.push(transfers.finishTime(t, now), "TRANSFER_END", t.id, t.version);
+    }
+  };
+
+  // Places a prompt-done request on a decode engine; waits there if it has no room.
+  const handOff = (r: Request) => {
+    const pool = eligible(decoders, r.input, r.output) as Engine[];
+    const d = engines[decodeRouter.choose(pool).index];
+    if (d.pendingKv.size === 0 && d.reserveIncoming(r)) startTransfer(r, d);
+    else {
+      d.kvWaits++;
+      d.pendingKv.push(r);
+    }
+  };
+
+  // Starts the transfers that now fit on decode engine `d`, oldest first.
+  const drainPending = (d: Engine) => {
+    while (d.pendingKv.size > 0 && d.reserveIncoming(d.pendingKv.peek()!)) {
+      const r = d.pendingKv.shift()!;
+      d.kvWaitTime += now - r.handoffAt;
+      startTransfer(r, d);
     }
   };
 
@@ -149,15 +198,43 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
           inflight--;
           record(r);
         }
+        if (e.handoff.length) {
+          for (const r of e.handoff) handOff(r);
+          e.handoff.length = 0;
+        }
         if (finished.length) {
+          if (e.spec.role === "decode") drainPending(e);
           onProgress?.(done, w.numRequests);
           pump();
         }
         if (e.hasWork) wake(e);
         break;
       }
+      case "TRANSFER_END": {
+        const t = transfers.get(ev.target);
+        if (!t || t.version !== ev.version) break; // re-planned since
+        const r = t.request;
+        const src = engines[t.from];
+        const dst = engines[t.to];
+        for (const x of transfers.finish(t, now)) {
+          queue.push(transfers.finishTime(x, now), "TRANSFER_END", x.id, x.version);
+        }
+        src.kv.release(r.heldBlocks);
+        r.heldBlocks = 0;
+        src.transfers++;
+        dst.transfers++;
+        src.transferBytes += t.bytes;
+        dst.transferBytes += t.bytes;
+        src.transferTime += now - t.started;
+        dst.transferTime += now - t.started;
+        dst.landed(r);
+        wake(dst);
+        if (src.hasWork) wake(src);
+        break;
+      }
     }
   }
+  if (transfers.active > 0) throw new RangeError(`${transfers.active} KV transfers never finished`);
   if (done !== w.numRequests) {
     throw new RangeError(`simulation stalled: ${done} of ${w.numRequests} requests accounted for`);
   }

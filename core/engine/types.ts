@@ -8,8 +8,27 @@ import type { StepCostModel } from "../hardware/cost_model.ts";
 import type { ArrivalSpec } from "../workload/arrival.ts";
 import type { LengthDist } from "../workload/lengths.ts";
 
+/** What an engine does: everything (aggregated), or one phase (PD-disaggregated). */
+export type EngineRole = "both" | "prefill" | "decode";
+
 /** One engine: a DP rank of an instance, with its own scheduler and KV cache. */
 export interface EngineSpec {
+  /** Aggregated (`both`), or one side of prefill/decode disaggregation. */
+  readonly role: EngineRole;
+  /** Instance index inside its group. */
+  readonly instance: number;
+  /**
+   * Seconds per token of a reference decode batch on this engine; routers
+   * weigh outstanding work by it, so a twice-as-fast engine takes about
+   * twice the load.
+   */
+  readonly tokenTime: number;
+  /** KV bytes moved per prompt token when a prompt is transferred into this engine (its layout). */
+  readonly kvTransferBytesPerToken: number;
+  /** Device-to-device bandwidth of the engine's devices together, bytes/s after efficiency (Infinity: free). */
+  readonly linkBandwidth: number;
+  /** Fixed latency of one KV transfer, seconds. */
+  readonly linkLatency: number;
   /** Label for reports: `<group>/<instance>/dp<rank>`. */
   readonly label: string;
   /** Index of its instance group. */
@@ -151,6 +170,20 @@ export interface EngineStats {
   readonly batchedSeqs: number;
   /** Largest batch (sequences). */
   readonly peakBatch: number;
+  /** Role of the engine. */
+  readonly role: EngineRole;
+  /** Instance index inside its group. */
+  readonly instance: number;
+  /** KV transfers sent (prefill) or received (decode). */
+  readonly transfers: number;
+  /** Bytes of those transfers. */
+  readonly transferBytes: number;
+  /** Σ µs the transfers took on the wire. */
+  readonly transferTime: number;
+  /** Requests that waited for KV room before their transfer could start (decode). */
+  readonly kvWaits: number;
+  /** Σ µs they waited. */
+  readonly kvWaitTime: number;
 }
 
 /** What one simulation produced. */

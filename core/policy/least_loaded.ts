@@ -11,7 +11,9 @@ import type { EngineLoad, Router } from "./router.ts";
 /** Routes to the engine with the least outstanding work. */
 export class LeastLoadedRouter implements Router {
   choose(candidates: readonly EngineLoad[]): EngineLoad {
-    // active as a fraction breaks ties between equal token loads.
-    return argMin(candidates, (e) => e.outstanding + e.active / 1e6);
+    // Work in seconds (tokens × the engine's seconds per token); a request
+    // added counts one token, so idle engines go faster-first; active as a
+    // fraction breaks the remaining ties.
+    return argMin(candidates, (e) => (e.outstanding + 1) * e.weight + e.active * 1e-9);
   }
 }

@@ -14,6 +14,8 @@ export interface EngineLoad {
   readonly active: number;
   /** KV blocks free now. */
   readonly freeKvBlocks: number;
+  /** Seconds per token of the engine (work is weighed by it across unlike engines). */
+  readonly weight: number;
 }
 
 /**

@@ -9,3 +9,4 @@ export { formatSummaryJson } from "./json.ts";
 export type { JsonExtras } from "./json.ts";
 export { formatChromeTrace, formatRequestCsv } from "./profile.ts";
 export { formatFixed, roundHalfEven } from "./number_format.ts";
+export { formatGroupTable } from "./groups.ts";
