@@ -69,6 +69,7 @@ export type { ArrivalSpec, LengthBin, LengthDist, RateSegment } from "./core/wor
 export { simulate } from "./core/engine/mod.ts";
 export type {
   AdmissionPolicy,
+  EngineRole,
   EngineSpec,
   EngineStats,
   RequestTable,

@@ -13,6 +13,7 @@ export { Deque } from "./deque.ts";
 export { Request } from "./request.ts";
 export type {
   AdmissionPolicy,
+  EngineRole,
   EngineSpec,
   EngineStats,
   RequestTable,
