@@ -12,7 +12,7 @@ import { InputError } from "./core/config/errors.ts";
 import { deploymentSection, describeRun, pools, poolSections, runFiles, simulationSection } from "./core/run.ts";
 import { formatGroupTable } from "./core/report/groups.ts";
 import type { RunOutput } from "./core/run.ts";
-import type { StepRecord } from "./core/engine/types.ts";
+import type { StepRecord, TransferRecord } from "./core/engine/types.ts";
 import { formatSummaryTable } from "./core/report/table.ts";
 import { formatSummaryJson } from "./core/report/json.ts";
 import { formatChromeTrace, formatRequestCsv } from "./core/report/profile.ts";
@@ -99,7 +99,7 @@ function timestamp(d: Date): string {
   }`;
 }
 
-function writeProfile(dir: string, out: RunOutput, steps: StepRecord[]): string {
+function writeProfile(dir: string, out: RunOutput, steps: StepRecord[], transfers: TransferRecord[]): string {
   let target = `${dir}/${timestamp(new Date())}`;
   for (
     let i = 1;
@@ -117,7 +117,7 @@ function writeProfile(dir: string, out: RunOutput, steps: StepRecord[]): string 
   }
   Deno.mkdirSync(target, { recursive: true });
   const labels = out.result.engines.map((e) => e.label);
-  Deno.writeTextFileSync(`${target}/trace.json`, formatChromeTrace(labels, steps, out.result.requests));
+  Deno.writeTextFileSync(`${target}/trace.json`, formatChromeTrace(labels, steps, out.result.requests, transfers));
   Deno.writeTextFileSync(`${target}/requests.csv`, formatRequestCsv(out.result.requests));
   return target;
 }
@@ -155,6 +155,7 @@ export async function main(args: string[]): Promise<number> {
   const common = opts.common_config_path ?? EXAMPLE.common;
 
   const steps: StepRecord[] = [];
+  const transfers: TransferRecord[] = [];
   const progress = await progressHook();
   const wallStart = performance.now();
   let out: RunOutput;
@@ -162,6 +163,7 @@ export async function main(args: string[]): Promise<number> {
     out = runFiles(instances, common, {
       seed: opts.seed,
       onStep: opts.enable_profiling ? (s) => steps.push(s) : undefined,
+      onTransfer: opts.enable_profiling ? (t) => transfers.push(t) : undefined,
       onProgress: progress.onProgress,
     });
   } catch (e) {
@@ -197,7 +199,7 @@ export async function main(args: string[]): Promise<number> {
   await Deno.stdout.write(encoder.encode(text));
   if (opts.output_json) Deno.writeTextFileSync(opts.output_json, json());
   if (opts.enable_profiling) {
-    const dir = writeProfile(opts.profiling_output_path, out, steps);
+    const dir = writeProfile(opts.profiling_output_path, out, steps, transfers);
     if (!opts.quiet) {
       err(`profiling results written to ${dir}/ (trace.json opens in https://ui.perfetto.dev, requests.csv)`);
     }

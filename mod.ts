@@ -78,6 +78,7 @@ export type {
   SimulationOptions,
   SimulationResult,
   StepRecord,
+  TransferRecord,
   WorkloadSpec,
 } from "./core/engine/mod.ts";
 export { METRIC_COLUMNS, OVERALL_KEYS, poolStats, STATISTICS, summarize } from "./core/metrics/mod.ts";

@@ -170,3 +170,39 @@ Deno.test("cli --output_json has a deployment section with the memory plan and t
     "gemm_overlap",
   ]);
 });
+
+Deno.test("cli --enable_profiling on a PD run draws KV transfers between the engines", async () => {
+  const dir = writeTemp({
+    "i.yaml": `instance_groups:
+  - {num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: prefill}
+  - {num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: decode}
+`,
+    "c.yaml": COMMON_OK.replace(
+      "quantize_linear_action: DISABLED",
+      "quantize_linear_action: DISABLED\n  enable_kv_transfer_modeling: true",
+    ),
+  });
+  const run = await runCli([
+    "--instance_config_path",
+    `${dir}i.yaml`,
+    "--common_config_path",
+    `${dir}c.yaml`,
+    "--enable_profiling",
+    "--profiling_output_path",
+    `${dir}prof`,
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  const [stamp] = [...Deno.readDirSync(`${dir}prof`)].map((e) => e.name);
+  const ev = JSON.parse(Deno.readTextFileSync(`${dir}prof/${stamp}/trace.json`)).traceEvents as {
+    name: string;
+    ph: string;
+    tid?: number;
+    args?: Record<string, unknown>;
+  }[];
+  const spans = ev.filter((e) => e.ph === "b" && e.name.startsWith("KV "));
+  assert.equal(spans.length, 50);
+  assert.equal(spans[0].name, "KV group0/0/dp0 → group1/0/dp0");
+  assert.equal(spans[0].args?.bytes, 512 * 131072);
+  assert.equal(ev.filter((e) => e.ph === "s" && e.tid === 0).length, 50, "flow arrows leave the prefill engine");
+  assert.equal(ev.filter((e) => e.ph === "f" && e.tid === 1).length, 50, "and reach the decode engine");
+});

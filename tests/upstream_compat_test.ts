@@ -61,3 +61,15 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name: "upstream PD example runs unchanged: 1 prefill instance (TP4) and 2 decode instances (TP2)",
+  ignore: !present,
+  fn: async () => {
+    const run = await runUpstream("pd_disaggregation_instances.yaml", "pd_disaggregation_common.yaml");
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /\ntotal_requests {17}32\.000\n/);
+    assert.match(run.stdout, /\ngroup0 +prefill +1 .* 32\n/);
+    assert.match(run.stdout, /\ngroup1 +decode +2 .* 32\n/);
+  },
+});

@@ -22,5 +22,6 @@ export type {
   SimulationOptions,
   SimulationResult,
   StepRecord,
+  TransferRecord,
   WorkloadSpec,
 } from "./types.ts";

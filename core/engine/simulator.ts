@@ -63,7 +63,7 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
   const table = newTable(w.numRequests);
   const unservable = new Map<string, number>();
   const backlog = new Deque<Request>();
-  const { onStep, onProgress } = options;
+  const { onStep, onProgress, onTransfer } = options;
   let now = 0;
   let arrived = 0;
   let inflight = 0;
@@ -227,6 +227,7 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
         dst.transferBytes += t.bytes;
         src.transferTime += now - t.started;
         dst.transferTime += now - t.started;
+        onTransfer?.({ request: r.id, from: t.from, to: t.to, start: t.started, end: now, bytes: t.bytes });
         dst.landed(r);
         wake(dst);
         if (src.hasWork) wake(src);

@@ -118,10 +118,28 @@ export interface SimulationInput {
   readonly routing: RoutingPolicyName;
 }
 
+/** A finished KV transfer (profiling). */
+export interface TransferRecord {
+  /** Request id. */
+  readonly request: number;
+  /** Sending engine. */
+  readonly from: number;
+  /** Receiving engine. */
+  readonly to: number;
+  /** µs */
+  readonly start: number;
+  /** µs */
+  readonly end: number;
+  /** Bytes moved. */
+  readonly bytes: number;
+}
+
 /** Options that do not change results. */
 export interface SimulationOptions {
   /** Receives every step (profiling). */
   onStep?: (s: StepRecord) => void;
+  /** Receives every finished KV transfer (profiling). */
+  onTransfer?: (t: TransferRecord) => void;
   /** Called now and then with (requests done, requests in all). */
   onProgress?: (done: number, total: number) => void;
 }

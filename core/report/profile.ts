@@ -10,13 +10,14 @@
  *
  * @module
  */
-import type { RequestTable, StepRecord } from "../engine/types.ts";
+import type { RequestTable, StepRecord, TransferRecord } from "../engine/types.ts";
 
 /** A Chrome trace event (the JSON array format's fields that are used). */
 interface TraceEvent {
   name: string;
-  ph: "X" | "C" | "M" | "b" | "e";
+  ph: "X" | "C" | "M" | "b" | "e" | "s" | "f";
   id?: number;
+  bp?: "e";
   pid: number;
   tid?: number;
   ts?: number;
@@ -31,16 +32,28 @@ interface TraceEvent {
  * @param engines engine labels, by index
  * @param steps every recorded step
  * @param requests per-request times
+ * @param transfers KV transfers (PD-disaggregated runs): an async slice each
+ *   in process 3, and a flow arrow from the sending to the receiving engine
  */
 export function formatChromeTrace(
   engines: readonly string[],
   steps: readonly StepRecord[],
   requests: RequestTable,
+  transfers: readonly TransferRecord[] = [],
 ): string {
   const ev: TraceEvent[] = [
     { name: "process_name", ph: "M", pid: 1, args: { name: "engines" } },
     { name: "process_name", ph: "M", pid: 2, args: { name: "requests" } },
   ];
+  if (transfers.length) ev.push({ name: "process_name", ph: "M", pid: 3, args: { name: "KV transfers" } });
+  transfers.forEach((t, i) => {
+    const name = `KV ${engines[t.from]} → ${engines[t.to]}`;
+    const args = { request: t.request, bytes: t.bytes, from: engines[t.from], to: engines[t.to] };
+    ev.push({ name, cat: "transfer", ph: "b", id: i, pid: 3, ts: t.start, args });
+    ev.push({ name, cat: "transfer", ph: "e", id: i, pid: 3, ts: t.end });
+    ev.push({ name: "kv transfer", cat: "transfer", ph: "s", id: i, pid: 1, tid: t.from, ts: t.start, bp: "e" });
+    ev.push({ name: "kv transfer", cat: "transfer", ph: "f", id: i, pid: 1, tid: t.to, ts: t.end, bp: "e" });
+  });
   engines.forEach((label, i) => {
     ev.push({ name: "thread_name", ph: "M", pid: 1, tid: i, args: { name: label } });
   });
