@@ -86,6 +86,12 @@ const cases: Case[] = [
     expect: "DIRi.yaml:5:14: instance_groups[0].pd_role: a 'prefill' group needs a 'decode' group to pair with",
   },
   {
+    name: "unknown routing policy",
+    common: COMMON_OK.replace("max_tokens_budget: 4096", "max_tokens_budget: 4096\n  routing_policy: shortest_queue"),
+    expect:
+      'DIRc.yaml:14:19: serving_config.routing_policy: expected one of least_loaded, round_robin, least_kv, random, got "shortest_queue"',
+  },
+  {
     name: "unknown pd_role",
     instance: INSTANCE_OK.replace("pd_role: both", "pd_role: mixed"),
     expect: 'DIRi.yaml:5:14: instance_groups[0].pd_role: expected one of prefill, decode, both, got "mixed"',
