@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { FileSystem } from "../core/config/load.ts";
+
 /** The repository root. */
 export const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -36,6 +38,17 @@ export function writeTemp(files: Record<string, string>): string {
   const dir = Deno.makeTempDirSync({ prefix: "servingcast-test-" }) + "/";
   for (const [name, text] of Object.entries(files)) Deno.writeTextFileSync(dir + name, text);
   return dir;
+}
+
+/** A file system over an in-memory map of path → text (no folders). */
+export function memoryFs(files: Record<string, string>): FileSystem {
+  return {
+    readText: (p) => {
+      if (!(p in files)) throw new Deno.errors.NotFound(p);
+      return files[p];
+    },
+    isDirectory: () => false,
+  };
 }
 
 /** A minimal valid instance file. */

@@ -5,17 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { runFiles } from "../core/run.ts";
-import type { FileSystem } from "../core/config/load.ts";
-
-function memFs(files: Record<string, string>): FileSystem {
-  return {
-    readText: (p) => {
-      if (!(p in files)) throw new Deno.errors.NotFound(p);
-      return files[p];
-    },
-    isDirectory: () => false,
-  };
-}
+import { memoryFs } from "./_helpers.ts";
 
 const a100 = `instance_groups:
   - {num_instances: 1, num_devices_per_instance: 1, device_type: A100_SXM_80G, pd_role: both}
@@ -37,12 +27,12 @@ function within(actual: number, measured: number, tolerance: number, what: strin
 }
 
 Deno.test("Llama-2-7B FP16 on one A100: TTFT of a 2,048-token prompt within 30% of 133 ms (TensorRT-LLM)", () => {
-  const out = runFiles(["i.yaml"], "c.yaml", { fs: memFs({ "i.yaml": a100, "c.yaml": llama2(2048, 2) }) });
+  const out = runFiles(["i.yaml"], "c.yaml", { fs: memoryFs({ "i.yaml": a100, "c.yaml": llama2(2048, 2) }) });
   within(out.summary.perMetric["TTFT(s)"].MEDIAN * 1000, 133, 0.3, "TTFT ms");
 });
 
 Deno.test("Llama-2-7B FP16 on one A100: batch-1 decode within 30% of 9.53 ms per token (gpt-fast, 104.9 tok/s)", () => {
-  const out = runFiles(["i.yaml"], "c.yaml", { fs: memFs({ "i.yaml": a100, "c.yaml": llama2(5, 200) }) });
+  const out = runFiles(["i.yaml"], "c.yaml", { fs: memoryFs({ "i.yaml": a100, "c.yaml": llama2(5, 200) }) });
   within(out.summary.perMetric["TPOT(s)"].MEDIAN * 1000, 1000 / 104.9, 0.3, "TPOT ms");
 });
 
@@ -55,6 +45,6 @@ Deno.test("Llama-2-70B FP16 on 8 × A100 (TP8): batch-1 decode within 30% of 16.
     parallel_config: {tp_size: 8}
 `;
   const c = llama2(5, 200).replace("Llama-2-7b-hf", "Llama-2-70b-hf");
-  const out = runFiles(["i.yaml"], "c.yaml", { fs: memFs({ "i.yaml": tp8, "c.yaml": c }) });
+  const out = runFiles(["i.yaml"], "c.yaml", { fs: memoryFs({ "i.yaml": tp8, "c.yaml": c }) });
   within(out.summary.perMetric["TPOT(s)"].MEDIAN * 1000, 1000 / 62.5, 0.3, "TPOT ms");
 });

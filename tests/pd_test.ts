@@ -4,18 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { runFiles } from "../core/run.ts";
-import type { FileSystem } from "../core/config/load.ts";
-import { ROOT } from "./_helpers.ts";
-
-function memFs(files: Record<string, string>): FileSystem {
-  return {
-    readText: (p) => {
-      if (!(p in files)) throw new Deno.errors.NotFound(p);
-      return files[p];
-    },
-    isDirectory: () => false,
-  };
-}
+import { memoryFs, ROOT } from "./_helpers.ts";
 
 const pd = (o: { bw?: string; rate?: string; dTp?: number } = {}) =>
   `instance_groups:
@@ -39,7 +28,7 @@ load_gen: {num_requests: ${o.n ?? 1}, num_input_tokens: ${o.input ?? 1000}, num_
 serving_config: {max_concurrency: 1000, block_size: 16, max_tokens_budget: 8192${o.extra ?? ""}}
 `;
 const run = (inst: string, com: string) =>
-  runFiles(["i.yaml"], "c.yaml", { fs: memFs({ "i.yaml": inst, "c.yaml": com }) });
+  runFiles(["i.yaml"], "c.yaml", { fs: memoryFs({ "i.yaml": inst, "c.yaml": com }) });
 const decodeEngine = (out: ReturnType<typeof run>) => out.result.engines.find((e) => e.role === "decode")!;
 
 Deno.test("PD transfer bytes = prompt tokens × KV bytes per token of the receiving layout", () => {

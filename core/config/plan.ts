@@ -11,7 +11,8 @@ import { kvValueBytes, linearQuant } from "../hardware/quant.ts";
 import type { LinearQuant } from "../hardware/quant.ts";
 import { planMemory } from "../hardware/memory.ts";
 import type { MemoryPlan } from "../hardware/memory.ts";
-import { emptyBatch, RooflineCostModel } from "../hardware/roofline.ts";
+import { RooflineCostModel } from "../hardware/roofline.ts";
+import { decodeBatch } from "../hardware/batch.ts";
 import type { EngineLayout } from "../hardware/layout.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import type { ModelSpec } from "../model/model_spec.ts";
@@ -257,8 +258,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
     });
     // Seconds per token of a reference decode batch (32 sequences at 1K
     // context): routers weigh outstanding work by it across unlike engines.
-    const ref = { ...emptyBatch(), tokens: 32, seqs: 32, logitsRows: 32, decodeSeqs: 32, decodeTokens: 32 };
-    const tokenTime = cost.stepTime({ ...ref, decodeContext: 32 * 1024 }) / 32;
+    const tokenTime = cost.stepTime(decodeBatch(32, 1024)) / 32;
     const link = mc.enable_kv_transfer_modeling
       ? comm.device2device_bandwidth * comm.device2device_rate * layout.tp
       : Infinity;

@@ -42,6 +42,32 @@ export function emptyBatch(): BatchShape {
   };
 }
 
+/** A decode-only step: `seqs` sequences with `context` tokens of KV each. */
+export function decodeBatch(seqs: number, context: number): BatchShape {
+  return {
+    ...emptyBatch(),
+    tokens: seqs,
+    seqs,
+    logitsRows: seqs,
+    decodeSeqs: seqs,
+    decodeTokens: seqs,
+    decodeContext: seqs * context,
+  };
+}
+
+/** A prefill-only step: one whole prompt of `tokens` tokens. */
+export function prefillBatch(tokens: number): BatchShape {
+  return {
+    ...emptyBatch(),
+    tokens,
+    seqs: 1,
+    logitsRows: 1,
+    prefillTokens: tokens,
+    prefillPairs: (tokens * (tokens + 1)) / 2,
+    prefillContext: tokens,
+  };
+}
+
 /** Time of the layer blocks by kind, seconds (accumulated per layer). */
 export interface TimeParts {
   /** Projection, MLP and expert GEMMs. */

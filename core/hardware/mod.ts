@@ -10,7 +10,7 @@ export type { DeviceSpec, Efficiencies, MatrixPeaks } from "./device.ts";
 export { DEVICE_CATALOG } from "./devices.ts";
 export { kvValueBytes, linearQuant } from "./quant.ts";
 export type { LinearQuant } from "./quant.ts";
-export { emptyBatch } from "./batch.ts";
+export { decodeBatch, emptyBatch, prefillBatch } from "./batch.ts";
 export type { BatchShape, StepBreakdown, TimeParts } from "./batch.ts";
 export { tensorParallel } from "./layout.ts";
 export type { EngineLayout } from "./layout.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { MODEL_CATALOG } from "../model/catalog.ts";
 import { modelSpecFromHf } from "../model/model_spec.ts";
-import { emptyBatch } from "./batch.ts";
-import type { BatchShape, StepBreakdown } from "./batch.ts";
+import { decodeBatch } from "./batch.ts";
+import type { StepBreakdown } from "./batch.ts";
 import { DEVICE_CATALOG } from "./devices.ts";
 import { expectedTouched } from "./ffn.ts";
 import type { EngineLayout } from "./layout.ts";
@@ -39,15 +39,7 @@ function cost(id: string, device: string, layout: Partial<EngineLayout>, quant =
   });
 }
 
-const decode = (seqs: number, ctx: number): BatchShape => ({
-  ...emptyBatch(),
-  tokens: seqs,
-  seqs,
-  logitsRows: seqs,
-  decodeSeqs: seqs,
-  decodeTokens: seqs,
-  decodeContext: seqs * ctx,
-});
+const decode = decodeBatch;
 
 Deno.test("expectedTouched() counts distinct experts under uniform top-k routing", () => {
   assert.equal(expectedTouched(256, 8, 1), 8);

@@ -4,9 +4,10 @@ import { modelSpecFromHf } from "../model/model_spec.ts";
 import { DEVICE_CATALOG } from "./devices.ts";
 import { planMemory } from "./memory.ts";
 import { linearQuant } from "./quant.ts";
-import { emptyBatch, RooflineCostModel } from "./roofline.ts";
+import { RooflineCostModel } from "./roofline.ts";
+import { decodeBatch, prefillBatch } from "./batch.ts";
 import { tensorParallel } from "./layout.ts";
-import type { BatchShape, StepBreakdown } from "./roofline.ts";
+import type { StepBreakdown } from "./roofline.ts";
 
 function model(id: string, device: string, tp = 1, quant = "DISABLED") {
   const m = modelSpecFromHf(id, MODEL_CATALOG[id], (f) => assert.fail(f));
@@ -23,24 +24,8 @@ function model(id: string, device: string, tp = 1, quant = "DISABLED") {
   });
 }
 
-const decode = (seqs: number, ctx: number): BatchShape => ({
-  ...emptyBatch(),
-  tokens: seqs,
-  seqs,
-  logitsRows: seqs,
-  decodeSeqs: seqs,
-  decodeTokens: seqs,
-  decodeContext: seqs * ctx,
-});
-const prefill = (n: number): BatchShape => ({
-  ...emptyBatch(),
-  tokens: n,
-  seqs: 1,
-  logitsRows: 1,
-  prefillTokens: n,
-  prefillPairs: (n * (n + 1)) / 2,
-  prefillContext: n,
-});
+const decode = decodeBatch;
+const prefill = prefillBatch;
 
 Deno.test("stepTime() breakdown sums to the total", () => {
   const c = model("meta-llama/Llama-3.1-8B-Instruct", "H100_SXM_80G", 2);
