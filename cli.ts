@@ -16,6 +16,7 @@ import type { StepRecord, TransferRecord } from "./core/engine/types.ts";
 import { formatSummaryTable } from "./core/report/table.ts";
 import { formatSummaryJson } from "./core/report/json.ts";
 import { formatChromeTrace, formatRequestCsv } from "./core/report/profile.ts";
+import { formatTraceLine } from "./core/workload/trace.ts";
 
 /** The bundled example, used when no file is named. */
 export const EXAMPLE = {
@@ -30,6 +31,7 @@ interface CliOptions {
   profiling_output_path: string;
   output_json?: string;
   seed?: number;
+  dump_requests?: string;
   quiet?: boolean;
   format: "table" | "json" | "csv";
 }
@@ -58,6 +60,10 @@ function program(): Command {
         }
         return n;
       }),
+    )
+    .option(
+      "--dump_requests <file>",
+      "write the generated workload as a JSONL trace (replay it with load_gen_type: trace; hash ids stand for 16 tokens)",
     )
     .option("--quiet", "print only the summary (no notes, no description line)")
     .addOption(new Option("--format <format>", "stdout format").choices(["table", "json", "csv"]).default("table"))
@@ -90,6 +96,32 @@ async function progressHook(): Promise<{ onProgress?: (done: number, total: numb
     },
     stop: () => bar?.stop(),
   };
+}
+
+/** Writes lines to a file through a buffer (a million-line dump stays fast and small). */
+class LineWriter {
+  #file: Deno.FsFile;
+  #buf: string[] = [];
+  #size = 0;
+  constructor(path: string) {
+    this.#file = Deno.openSync(path, { write: true, create: true, truncate: true });
+  }
+  write(line: string): void {
+    this.#buf.push(line);
+    if ((this.#size += line.length) > 1 << 20) this.flush();
+  }
+  flush(): void {
+    if (this.#buf.length) {
+      const bytes = new TextEncoder().encode(this.#buf.join("\n") + "\n");
+      for (let off = 0; off < bytes.length;) off += this.#file.writeSync(bytes.subarray(off));
+    }
+    this.#buf = [];
+    this.#size = 0;
+  }
+  close(): void {
+    this.flush();
+    this.#file.close();
+  }
 }
 
 function timestamp(d: Date): string {
@@ -156,6 +188,7 @@ export async function main(args: string[]): Promise<number> {
 
   const steps: StepRecord[] = [];
   const transfers: TransferRecord[] = [];
+  const dump = opts.dump_requests ? new LineWriter(opts.dump_requests) : undefined;
   const progress = await progressHook();
   const wallStart = performance.now();
   let out: RunOutput;
@@ -164,10 +197,12 @@ export async function main(args: string[]): Promise<number> {
       seed: opts.seed,
       onStep: opts.enable_profiling ? (s) => steps.push(s) : undefined,
       onTransfer: opts.enable_profiling ? (t) => transfers.push(t) : undefined,
+      onArrival: dump ? (d) => dump.write(formatTraceLine(d)) : undefined,
       onProgress: progress.onProgress,
     });
   } catch (e) {
     progress.stop();
+    dump?.close();
     if (e instanceof InputError) {
       err(e.message);
       return 2;
@@ -175,6 +210,7 @@ export async function main(args: string[]): Promise<number> {
     throw e;
   }
   progress.stop();
+  dump?.close();
   const wall = (performance.now() - wallStart) / 1000;
 
   if (!opts.quiet) {

@@ -82,7 +82,15 @@ export type {
   WorkloadSpec,
 } from "./core/engine/mod.ts";
 export { METRIC_COLUMNS, OVERALL_KEYS, poolStats, STATISTICS, summarize } from "./core/metrics/mod.ts";
-export type { ColumnStats, MetricColumn, OverallKey, PoolStats, Statistic, Summary } from "./core/metrics/mod.ts";
+export type {
+  ColumnStats,
+  MetricColumn,
+  OverallKey,
+  PoolStats,
+  PrefixCacheStats,
+  Statistic,
+  Summary,
+} from "./core/metrics/mod.ts";
 export {
   formatChromeTrace,
   formatGroupTable,

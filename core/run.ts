@@ -53,6 +53,15 @@ export function runFiles(instancePaths: readonly string[], commonPath: string, o
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
+/** ", prefix cache hits 63.2% of prompt tokens" when prefix caching found anything. */
+function cacheNote(s: Summary): string {
+  return s.prefixCache && s.prefixCache.promptTokens > 0
+    ? `, prefix cache hits ${
+      ((100 * s.prefixCache.hitTokens) / s.prefixCache.promptTokens).toFixed(1)
+    }% of prompt tokens`
+    : "";
+}
+
 /**
  * One line saying what was simulated (without wall time, so it is
  * deterministic): model, devices, instances, engines, KV capacity,
@@ -75,9 +84,9 @@ export function describeRun(out: RunOutput): string {
     : "all at t=0";
   return `Simulated ${plan.model.id} (${params}B, ${plan.config.common.model_config.quantize_linear_action}) on ${groups}: ${
     plural(plan.input.engines.length, "engine")
-  }, ${plural(w.numRequests, "request")} of ${describeLength(w.input)} in / ${
-    describeLength(w.output)
-  } out at ${rate}, ${summary.simulatedSeconds.toFixed(1)} s simulated`;
+  }, ${plural(w.numRequests, "request")} of ${
+    w.label ?? `${describeLength(w.input)} in / ${describeLength(w.output)} out at ${rate}`
+  }${cacheNote(summary)}, ${summary.simulatedSeconds.toFixed(1)} s simulated`;
 }
 
 const gib = (b: number) => b / 2 ** 30;
@@ -192,6 +201,18 @@ export function simulationSection(out: RunOutput): Record<string, unknown> {
     simulated_seconds: summary.simulatedSeconds,
     preemptions: summary.preemptions,
     unservable_requests: summary.unservable,
+    ...(summary.prefixCache
+      ? {
+        prefix_cache: {
+          prompt_blocks: summary.prefixCache.promptBlocks,
+          hit_blocks: summary.prefixCache.hitBlocks,
+          block_hit_rate: summary.prefixCache.hitBlocks / summary.prefixCache.promptBlocks,
+          prompt_tokens: summary.prefixCache.promptTokens,
+          hit_tokens: summary.prefixCache.hitTokens,
+          token_hit_rate: summary.prefixCache.hitTokens / summary.prefixCache.promptTokens,
+        },
+      }
+      : {}),
     engines: result.engines.map((e) => ({
       name: e.label,
       steps: e.steps,

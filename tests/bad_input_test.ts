@@ -204,12 +204,6 @@ for (
       expect:
         "DIRc.yaml:7:12: load_gen.arrival: give exactly one of request_rate and rate_schedule (or process: burst)",
     },
-    {
-      name: "trace replay (not supported yet)",
-      common: SYNTHETIC.replace("load_gen_type: synthetic", "load_gen_type: trace"),
-      expect:
-        "DIRc.yaml:5:18: load_gen.load_gen_type: load_gen_type must be one of fixed_length, synthetic (trace replay is not supported yet)",
-    },
   ]
 ) {
   Deno.test(`bad input: ${c.name} exits 2 with one located line`, async () => {

@@ -15,7 +15,9 @@ import type { ModelSpec } from "../model/model_spec.ts";
 import { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
 import { InputError } from "./errors.ts";
 import { CommonFileSchema, IGNORED_MODEL_KEYS, InstanceFileSchema } from "./schema.ts";
-import type { CommonFile, InstanceGroupConfig } from "./types.ts";
+import type { CommonFile, InstanceGroupConfig, TraceLoadGen } from "./types.ts";
+import { isTraceError, parseCsvLine, parseJsonLine, splitCsv } from "../workload/trace.ts";
+import type { TraceFieldError, TraceRecord } from "../workload/trace.ts";
 import type { PathPart } from "./source.ts";
 import { YamlSource } from "./source.ts";
 import { closest, validate } from "./validate.ts";
@@ -26,6 +28,30 @@ export interface FileSystem {
   readText(path: string): string;
   /** True when `path` is a directory. */
   isDirectory(path: string): boolean;
+  /** The lines of a file, read as they are consumed (default: `readText` split). */
+  lines?(path: string): Iterable<string>;
+}
+
+/** Streams a file's lines in 1 MiB chunks: memory stays flat whatever its size. */
+function* fileLines(path: string): Generator<string> {
+  const f = Deno.openSync(path, { read: true });
+  try {
+    const buf = new Uint8Array(1 << 20);
+    const dec = new TextDecoder();
+    let rest = "";
+    for (;;) {
+      const n = f.readSync(buf);
+      if (n === null) break;
+      const text = rest + dec.decode(buf.subarray(0, n), { stream: true });
+      const parts = text.split("\n");
+      rest = parts.pop()!;
+      for (const p of parts) yield p.endsWith("\r") ? p.slice(0, -1) : p;
+    }
+    rest += dec.decode();
+    if (rest !== "") yield rest;
+  } finally {
+    f.close();
+  }
 }
 
 /** The real filesystem. */
@@ -38,7 +64,118 @@ export const denoFileSystem: FileSystem = {
       return false;
     }
   },
+  lines: fileLines,
 };
+
+/** A validated trace: what the first pass learned, and a way to read it again. */
+export interface LoadedTrace {
+  /** The trace file as resolved. */
+  readonly file: string;
+  /** Lines to replay (after `num_requests`). */
+  readonly count: number;
+  /** First timestamp, ms. */
+  readonly origin: number;
+  /** Last replayed timestamp, ms. */
+  readonly last: number;
+  /** Longest prompt. */
+  readonly maxInput: number;
+  /** Longest output. */
+  readonly maxOutput: number;
+  /** Mean prompt and output lengths. */
+  readonly meanInput: number;
+  /** Mean output length. */
+  readonly meanOutput: number;
+  /** Parses the file again, line by line. */
+  records(): Iterator<TraceRecord>;
+}
+
+function* traceRecords(
+  lines: Iterable<string>,
+  csv: boolean,
+  limit: number,
+  fail?: (line: number, e: TraceFieldError) => never,
+): Generator<TraceRecord> {
+  let header: string[] | undefined;
+  let n = 0;
+  let lineNo = 0;
+  let prev = -Infinity;
+  for (const raw of lines) {
+    lineNo++;
+    if (n >= limit) return;
+    const line = raw.trim();
+    if (line === "") continue;
+    if (csv && !header) {
+      header = splitCsv(line);
+      for (const f of ["timestamp", "input_length", "output_length"]) {
+        if (!header.includes(f)) fail?.(lineNo, { field: f, message: "missing column in the CSV header" });
+      }
+      continue;
+    }
+    const r = csv ? parseCsvLine(line, header!) : parseJsonLine(line);
+    if (isTraceError(r)) {
+      if (fail) fail(lineNo, r);
+      throw new SyntaxError(`line ${lineNo}: ${r.field}: ${r.message}`);
+    }
+    if (r.timestamp < prev) {
+      fail?.(lineNo, { field: "timestamp", message: `goes back in time (${r.timestamp} after ${prev})` });
+    }
+    prev = r.timestamp;
+    n++;
+    yield r;
+  }
+}
+
+/**
+ * Reads a trace once to validate every line and learn its size and span.
+ *
+ * @throws {InputError} at the first malformed line (file:line and the field)
+ */
+export function loadTrace(
+  src: YamlSource,
+  lg: TraceLoadGen,
+  fs: FileSystem,
+): LoadedTrace {
+  const file = resolveFrom(src.file, lg.trace_path);
+  const csv = (lg.format ?? (/\.csv$/i.test(file) ? "csv" : "jsonl")) === "csv";
+  const lines = () => {
+    try {
+      return fs.lines ? fs.lines(file) : fs.readText(file).split("\n");
+    } catch (e) {
+      return src.fail(["load_gen", "trace_path"], `cannot read ${file}: ${why(e)}`);
+    }
+  };
+  const limit = lg.num_requests ?? Infinity;
+  const fail = (line: number, e: TraceFieldError): never => {
+    throw new InputError({ file, line, col: 1, keyPath: e.field }, e.message);
+  };
+  let count = 0, origin = 0, last = 0, maxInput = 0, maxOutput = 0, sumIn = 0, sumOut = 0;
+  try {
+    for (const r of traceRecords(lines(), csv, limit, fail)) {
+      if (count === 0) origin = r.timestamp;
+      last = r.timestamp;
+      count++;
+      maxInput = Math.max(maxInput, r.input);
+      maxOutput = Math.max(maxOutput, r.output);
+      sumIn += r.input;
+      sumOut += r.output;
+    }
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+    src.fail(["load_gen", "trace_path"], `cannot read ${file}: ${why(e)}`);
+  }
+  if (count === 0) src.fail(["load_gen", "trace_path"], `${file} holds no requests`);
+  return {
+    file,
+    count,
+    origin,
+    last,
+    maxInput,
+    maxOutput,
+    meanInput: sumIn / count,
+    meanOutput: sumOut / count,
+    records: () => traceRecords(lines(), csv, count)[Symbol.iterator](),
+  };
+}
 
 /** One instance group with where it came from. */
 export interface LoadedGroup {
@@ -54,6 +191,8 @@ export interface LoadedGroup {
 
 /** The validated input of one run. */
 export interface LoadedConfig {
+  /** The validated trace, for `load_gen_type: trace`. */
+  readonly trace?: LoadedTrace;
   /** All instance groups of all instance files, in order. */
   readonly groups: readonly LoadedGroup[];
   /** The validated common file. */
@@ -174,5 +313,6 @@ export function loadConfig(
     );
   }
   const model = resolveModel(common, commonSource, fs);
-  return { groups, common, commonSource, model, notices };
+  const trace = common.load_gen.load_gen_type === "trace" ? loadTrace(commonSource, common.load_gen, fs) : undefined;
+  return { groups, common, commonSource, model, notices, trace };
 }

@@ -281,6 +281,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
           maxTokens: sc.max_tokens_budget,
           maxSeqs: sc.max_num_seqs,
           chunkedPrefill: sc.enable_chunked_prefill,
+          prefixCaching: sc.enable_prefix_caching,
           mixPrefillDecode: sc.mix_prefill_decode,
           draftTokens: mc.num_mtp_tokens,
           draftAcceptance: mc.mtp_acceptance_rate,
@@ -303,7 +304,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
   const input: SimulationInput = {
     engines,
     routing: sc.routing_policy,
-    workload: workloadOf(cfg.commonSource, lg, sc.max_concurrency, options.seed),
+    workload: workloadOf(cfg.commonSource, lg, sc.max_concurrency, options.seed, cfg.trace),
   };
   return { input, model, groups, notices, config: cfg };
 }

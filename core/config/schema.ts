@@ -219,18 +219,43 @@ export const ArrivalSchema = mapping({
     .min(1, { error: "expected at least one segment" }).optional(),
 });
 
+/** A request class of a synthetic workload (ext). */
+export const RequestClassSchema = mapping({
+  name: z.string().min(1).optional(),
+  weight: positiveNumber().default(1),
+  input_tokens: LengthDistSchema,
+  output_tokens: LengthDistSchema,
+  shared_prefix_tokens: nonNegativeInt().default(0),
+  prefix_groups: positiveInt().default(1),
+});
+
 /** `load_gen` of the `synthetic` type (ext): arrivals and lengths from distributions. */
 export const SyntheticLoadGenSchema = mapping({
   load_gen_type: z.literal("synthetic"),
   num_requests: positiveInt().default(500),
   seed: nonNegativeInt().default(0),
   arrival: ArrivalSchema.prefault({}),
-  input_tokens: LengthDistSchema,
-  output_tokens: LengthDistSchema,
+  input_tokens: LengthDistSchema.optional(),
+  output_tokens: LengthDistSchema.optional(),
+  shared_prefix_tokens: nonNegativeInt().default(0),
+  prefix_groups: positiveInt().default(1),
+  classes: z.array(RequestClassSchema).min(1, { error: "expected at least one class" }).optional(),
+});
+
+/** `load_gen` of the `trace` type (ext): replay a recorded trace. */
+export const TraceLoadGenSchema = mapping({
+  load_gen_type: z.literal("trace"),
+  trace_path: z.string({ error: (i) => `expected a path to a JSONL or CSV trace, ${got(i)}` }).min(1),
+  format: oneOf(["jsonl", "csv"] as const).optional(),
+  time_scale: positiveNumber().default(1.0),
+  request_rate: positiveNumber().optional(),
+  num_requests: positiveInt().nullable().default(null),
+  hash_block_tokens: positiveInt().default(512),
+  seed: nonNegativeInt().default(0),
 });
 
 /** Workload generator types. */
-export const LOAD_GEN_TYPES = ["fixed_length", "synthetic"] as const;
+export const LOAD_GEN_TYPES = ["fixed_length", "synthetic", "trace"] as const;
 
 /** `load_gen` of the common file; `load_gen_type` defaults to `fixed_length`. */
 export const LoadGenSchema = z.preprocess(
@@ -239,12 +264,10 @@ export const LoadGenSchema = z.preprocess(
   ) => (v !== null && typeof v === "object" && !Array.isArray(v) && !("load_gen_type" in v)
     ? { ...v, load_gen_type: "fixed_length" }
     : v),
-  z.discriminatedUnion("load_gen_type", [FixedLengthLoadGenSchema, SyntheticLoadGenSchema], {
+  z.discriminatedUnion("load_gen_type", [FixedLengthLoadGenSchema, SyntheticLoadGenSchema, TraceLoadGenSchema], {
     error: (i) =>
       i.code === "invalid_union"
-        ? `load_gen_type must be one of ${LOAD_GEN_TYPES.join(", ")}${
-          (i.input as Record<string, unknown>)?.load_gen_type === "trace" ? " (trace replay is not supported yet)" : ""
-        }`
+        ? `load_gen_type must be one of ${LOAD_GEN_TYPES.join(", ")}`
         : `expected a mapping, ${got(i)}`,
   }),
 );

@@ -174,14 +174,56 @@ export interface SyntheticLoadGen {
   seed: number;
   /** Arrival process. */
   arrival: ArrivalConfig;
-  /** Prompt length distribution (required). */
+  /** Prompt length distribution (required without `classes`). */
+  input_tokens?: LengthDistConfig;
+  /** Output length distribution (required without `classes`). */
+  output_tokens?: LengthDistConfig;
+  /** Leading prompt tokens shared by requests of a prefix group (without `classes`). @default 0 */
+  shared_prefix_tokens: number;
+  /** Distinct shared prefixes (without `classes`). @default 1 */
+  prefix_groups: number;
+  /** Request classes mixed by weight, each with its own lengths and shared prefix. */
+  classes?: RequestClassConfig[];
+}
+
+/** A request class of a synthetic workload (ext). */
+export interface RequestClassConfig {
+  /** Name, for reports. @default "class<i>" */
+  name?: string;
+  /** Relative weight. @default 1 */
+  weight: number;
+  /** Prompt lengths. */
   input_tokens: LengthDistConfig;
-  /** Output length distribution (required). */
+  /** Output lengths. */
   output_tokens: LengthDistConfig;
+  /** Leading prompt tokens shared by requests of the same prefix group (a system prompt). @default 0 */
+  shared_prefix_tokens: number;
+  /** Distinct shared prefixes in the class; each request picks one uniformly. @default 1 */
+  prefix_groups: number;
+}
+
+/** `load_gen` of the `trace` type (ext): replay a recorded trace (Mooncake format). */
+export interface TraceLoadGen {
+  /** Workload generator. */
+  load_gen_type: "trace";
+  /** JSONL or CSV file, relative to the common file. */
+  trace_path: string;
+  /** File format; default: from the extension (.csv, else JSONL). */
+  format?: "jsonl" | "csv";
+  /** Multiplies every inter-arrival gap. @default 1.0 */
+  time_scale: number;
+  /** Rescales gaps to this mean rate, req/s (instead of time_scale). */
+  request_rate?: number;
+  /** Replay only the first N lines. @default null (all) */
+  num_requests: number | null;
+  /** Tokens each hash id stands for. @default 512 (the Mooncake traces) */
+  hash_block_tokens: number;
+  /** Random seed (routing). @default 0 */
+  seed: number;
 }
 
 /** `load_gen` of the common file. */
-export type LoadGenConfig = FixedLengthLoadGen | SyntheticLoadGen;
+export type LoadGenConfig = FixedLengthLoadGen | SyntheticLoadGen | TraceLoadGen;
 
 /** `serving_config` of the common file. */
 export interface ServingConfig {

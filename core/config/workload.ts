@@ -5,12 +5,16 @@
  * @module
  */
 import type { WorkloadSpec } from "../engine/types.ts";
+import { describeLength, maxLength, meanLength } from "../workload/lengths.ts";
 import type { LengthDist } from "../workload/lengths.ts";
+import type { RequestClass } from "../workload/source.ts";
+import { TraceSource } from "../workload/trace.ts";
+import type { LoadedTrace } from "./load.ts";
 import type { YamlSource } from "./source.ts";
 import type { LengthDistConfig, LoadGenConfig } from "./types.ts";
 
-function lengthDist(src: YamlSource, key: string, d: LengthDistConfig): LengthDist {
-  const at = (k: string | number, ...rest: (string | number)[]) => ["load_gen", key, k, ...rest];
+function lengthDist(src: YamlSource, path: (string | number)[], d: LengthDistConfig): LengthDist {
+  const at = (k: string | number, ...rest: (string | number)[]) => [...path, k, ...rest];
   if (d.dist === "uniform" && d.min > d.max) src.fail(at("max"), `must be ≥ min (${d.min}), got ${d.max}`);
   if ((d.dist === "normal" || d.dist === "lognormal") && d.min !== undefined && d.max !== undefined && d.min > d.max) {
     src.fail(at("max"), `must be ≥ min (${d.min}), got ${d.max}`);
@@ -32,8 +36,15 @@ function lengthDist(src: YamlSource, key: string, d: LengthDistConfig): LengthDi
  * @param lg its validated `load_gen`
  * @param maxConcurrency `serving_config.max_concurrency`
  * @param seed a seed override
+ * @param trace the validated trace, for `load_gen_type: trace`
  */
-export function workloadOf(src: YamlSource, lg: LoadGenConfig, maxConcurrency: number, seed?: number): WorkloadSpec {
+export function workloadOf(
+  src: YamlSource,
+  lg: LoadGenConfig,
+  maxConcurrency: number,
+  seed?: number,
+  trace?: LoadedTrace,
+): WorkloadSpec {
   if (lg.load_gen_type === "fixed_length") {
     return {
       numRequests: lg.num_requests,
@@ -44,14 +55,79 @@ export function workloadOf(src: YamlSource, lg: LoadGenConfig, maxConcurrency: n
       seed: seed ?? lg.seed,
     };
   }
+  if (lg.load_gen_type === "trace") {
+    const t = trace!;
+    // Gaps scale by time_scale, or so that the mean rate becomes request_rate.
+    const span = t.last - t.origin;
+    const scale = lg.request_rate !== undefined && t.count > 1 && span > 0
+      ? (1000 / lg.request_rate) / (span / (t.count - 1))
+      : lg.time_scale;
+    const rate = t.count > 1 && span > 0 ? ((t.count - 1) / (span * scale)) * 1000 : Infinity;
+    return {
+      numRequests: t.count,
+      input: { dist: "uniform", min: 1, max: t.maxInput },
+      output: { dist: "uniform", min: 1, max: t.maxOutput },
+      arrival: { rate, process: "constant", cv: 1 },
+      source: () => new TraceSource(t.records(), t.count, { origin: t.origin, scale }, lg.hash_block_tokens),
+      label: `a trace (${t.file.replace(/^.*[\\/]/, "")}, mean ${t.meanInput.toFixed(0)} in / ${
+        t.meanOutput.toFixed(0)
+      } out, ${Number.isFinite(rate) ? `${rate.toPrecision(3)} req/s` : "all at t=0"})`,
+      maxConcurrency,
+      seed: seed ?? lg.seed,
+    };
+  }
   const a = lg.arrival;
   if (a.process !== "burst" && (a.request_rate === undefined) === (a.rate_schedule === undefined)) {
     src.fail(["load_gen", "arrival"], "give exactly one of request_rate and rate_schedule (or process: burst)");
   }
+  let classes: RequestClass[];
+  if (lg.classes) {
+    if (lg.input_tokens || lg.output_tokens) {
+      src.fail(
+        ["load_gen", lg.input_tokens ? "input_tokens" : "output_tokens"],
+        "give lengths per class when classes are set",
+      );
+    }
+    classes = lg.classes.map((c, i) => ({
+      name: c.name ?? `class${i}`,
+      weight: c.weight,
+      input: lengthDist(src, ["load_gen", "classes", i, "input_tokens"], c.input_tokens),
+      output: lengthDist(src, ["load_gen", "classes", i, "output_tokens"], c.output_tokens),
+      sharedPrefixTokens: c.shared_prefix_tokens,
+      prefixGroups: c.prefix_groups,
+    }));
+  } else {
+    if (!lg.input_tokens || !lg.output_tokens) {
+      src.fail(
+        ["load_gen"],
+        `missing required key '${lg.input_tokens ? "output_tokens" : "input_tokens"}' (or give classes)`,
+      );
+    }
+    classes = [{
+      name: "default",
+      weight: 1,
+      input: lengthDist(src, ["load_gen", "input_tokens"], lg.input_tokens),
+      output: lengthDist(src, ["load_gen", "output_tokens"], lg.output_tokens),
+      sharedPrefixTokens: lg.shared_prefix_tokens,
+      prefixGroups: lg.prefix_groups,
+    }];
+  }
+  const one = classes.length === 1 ? classes[0] : undefined;
+  const rateText = a.rate_schedule
+    ? `a ${a.process} rate schedule`
+    : a.request_rate !== undefined && Number.isFinite(a.request_rate) && a.process !== "burst"
+    ? `${a.request_rate} req/s ${a.process}`
+    : "all at t=0";
   return {
+    label: one
+      ? undefined
+      : `${classes.length} classes (${
+        classes.map((c) => `${c.name}: ${describeLength(c.input)} in / ${describeLength(c.output)} out`).join("; ")
+      }) at ${rateText}`,
     numRequests: lg.num_requests,
-    input: lengthDist(src, "input_tokens", lg.input_tokens),
-    output: lengthDist(src, "output_tokens", lg.output_tokens),
+    input: one?.input ?? mixture(classes, "input"),
+    output: one?.output ?? mixture(classes, "output"),
+    classes,
     arrival: {
       rate: a.request_rate ?? Infinity,
       process: a.process,
@@ -61,4 +137,12 @@ export function workloadOf(src: YamlSource, lg: LoadGenConfig, maxConcurrency: n
     maxConcurrency,
     seed: seed ?? lg.seed,
   };
+}
+
+/** A stand-in distribution covering every class's lengths (for bounds and descriptions). */
+function mixture(classes: readonly RequestClass[], key: "input" | "output"): LengthDist {
+  const max = Math.max(...classes.map((c) => maxLength(c[key])));
+  const total = classes.reduce((s, c) => s + c.weight, 0);
+  const mean = classes.reduce((s, c) => s + c.weight * meanLength(c[key]), 0) / total;
+  return { dist: "lognormal", mean: Math.round(mean), std: 0, min: 1, max: Number.isFinite(max) ? max : undefined };
 }

@@ -22,6 +22,7 @@ export function engineSpec(o: Partial<EngineSpec> = {}): EngineSpec {
     maxTokens: 8192,
     maxSeqs: 256,
     chunkedPrefill: true,
+    prefixCaching: false,
     mixPrefillDecode: true,
     draftTokens: 0,
     draftAcceptance: 0,

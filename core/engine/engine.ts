@@ -17,6 +17,7 @@ import type { BatchShape } from "../hardware/roofline.ts";
 import type { EngineLoad } from "../policy/router.ts";
 import { Deque } from "./deque.ts";
 import { BlockPool } from "./kv_cache.ts";
+import { blockKeys, PrefixCache } from "./prefix_cache.ts";
 import type { Request } from "./request.ts";
 import type { EngineSpec, EngineStats } from "./types.ts";
 
@@ -66,6 +67,12 @@ export class Engine implements EngineLoad {
   readonly ready: Deque<Request> = new Deque();
   /** Decode role: requests waiting for KV room before their transfer can start. */
   readonly pendingKv: Deque<Request> = new Deque();
+  /** The prefix cache, when prefix caching is on. */
+  readonly cache?: PrefixCache;
+  cachePromptBlocks = 0;
+  cacheHitBlocks = 0;
+  cachePromptTokens = 0;
+  cacheHitTokens = 0;
   transfers = 0;
   transferBytes = 0;
   transferTime = 0;
@@ -90,6 +97,26 @@ export class Engine implements EngineLoad {
     this.index = index;
     this.spec = spec;
     this.kv = new BlockPool(spec.kvBlocks);
+    if (spec.prefixCaching) this.cache = new PrefixCache();
+  }
+
+  /** Returns a request's blocks: private ones to the pool, shared ones to the prefix cache. */
+  #releaseBlocks(r: Request, blocks: number): void {
+    const shared = r.cachedBlocks;
+    this.kv.release(blocks - shared);
+    for (let j = 0; j < shared; j++) this.cache!.release(r.cacheKeys![j]);
+    r.cachedBlocks = 0;
+  }
+
+  /** Prefill role: the prompt's KV has left; its blocks are free. */
+  releaseHeld(r: Request): void {
+    this.#releaseBlocks(r, r.heldBlocks);
+    r.heldBlocks = 0;
+  }
+
+  /** Evicts unreferenced cached blocks until `need` blocks are free (or none is left to evict). */
+  #makeRoom(need: number): void {
+    if (this.cache && need > this.kv.free) this.kv.release(this.cache.evict(need - this.kv.free));
   }
 
   /** Whether a request of these lengths can ever complete here, or why not. */
@@ -132,9 +159,9 @@ export class Engine implements EngineLoad {
     this.ready.push(r);
   }
 
-  /** KV blocks free now (for routers). */
+  /** KV blocks free now, reclaimable cached blocks included (for routers). */
   get freeKvBlocks(): number {
-    return this.kv.free;
+    return this.kv.free + (this.cache?.evictable ?? 0);
   }
 
   /** True when there is anything to run. */
@@ -143,7 +170,7 @@ export class Engine implements EngineLoad {
   }
 
   #preempt(victim: Request): void {
-    this.kv.release(victim.blocks);
+    this.#releaseBlocks(victim, victim.blocks);
     this.outstanding += victim.computed;
     victim.blocks = 0;
     victim.computed = 0;
@@ -237,6 +264,7 @@ export class Engine implements EngineLoad {
       if (r.computed + n > r.blocks * bs) {
         const need = Math.ceil((r.computed + n) / bs) - r.blocks;
         if (reserve) this.reserved -= need; // reserved at admission: never preempts
+        if (need > kv.free) this.#makeRoom(need);
         while (need > kv.free) {
           const victim = run.pop()!;
           this.#preempt(victim);
@@ -271,21 +299,46 @@ export class Engine implements EngineLoad {
     const kv = this.kv;
     const run = this.running;
     const reserve = s.admission === "guaranteed_no_evict";
+    const cache = this.cache;
     while (budget > 0 && run.length < s.maxSeqs) {
       const r = this.waiting.peek();
       if (!r) break;
-      const remaining = r.known - r.computed;
+      // Prefix caching: start from the longest cached prefix (at least the
+      // last prompt token is computed, to produce the first output token).
+      let hit = 0;
+      if (cache && r.prefix && r.computed === 0) {
+        r.cacheKeys ??= blockKeys(r.prefix, bs, r.input);
+        hit = cache.lookup(r.cacheKeys, Math.floor((r.input - 1) / bs));
+        for (let j = 0; j < hit; j++) cache.acquire(r.cacheKeys[j]);
+      }
+      const past = hit * bs;
+      const remaining = r.known - past;
       const n = Math.min(remaining, budget);
-      if (!s.chunkedPrefill && n < remaining) break;
-      const need = Math.ceil(n / bs);
-      if (reserve) {
-        const full = Math.ceil(r.work / bs);
-        if (full > kv.free - this.reserved) break;
-        this.reserved += full - need;
-      } else if (need > kv.free) break;
+      const need = Math.ceil((past + n) / bs) - hit;
+      let fits = s.chunkedPrefill || n === remaining;
+      if (fits && reserve) {
+        const full = Math.ceil(r.work / bs) - hit;
+        fits = full <= kv.free - this.reserved;
+        if (fits) this.reserved += full - need;
+      } else if (fits) {
+        if (need > kv.free) this.#makeRoom(need);
+        fits = need <= kv.free;
+      }
+      if (!fits) {
+        for (let j = 0; j < hit; j++) cache!.release(r.cacheKeys![j]);
+        break;
+      }
       this.waiting.shift();
       kv.allocate(need);
-      r.blocks = need;
+      r.blocks = hit + need;
+      r.cachedBlocks = hit;
+      r.computed = past;
+      if (cache && r.cacheKeys) {
+        this.cachePromptBlocks += Math.ceil(r.input / bs);
+        this.cacheHitBlocks += hit;
+        this.cachePromptTokens += r.input;
+        this.cacheHitTokens += past;
+      }
       run.push(r);
       this.#take(r, n, this.shape);
       budget -= n;
@@ -327,6 +380,15 @@ export class Engine implements EngineLoad {
         }
         r.computed += advance;
         processed += advance;
+        // Prefix caching: full prompt blocks just computed join the cache.
+        const keys = r.cacheKeys;
+        if (keys !== undefined && this.cache) {
+          const full = Math.min(keys.length, Math.floor(r.computed / this.spec.blockSize));
+          while (r.cachedBlocks < full && !this.cache.has(keys[r.cachedBlocks])) {
+            this.cache.insert(keys[r.cachedBlocks]);
+            r.cachedBlocks++;
+          }
+        }
         if (r.computed === r.input + r.generated) {
           r.generated++;
           if (r.firstToken < 0) r.firstToken = now;
@@ -342,7 +404,7 @@ export class Engine implements EngineLoad {
           }
           if (r.generated === r.output) {
             r.finish = now;
-            this.kv.release(r.blocks);
+            this.#releaseBlocks(r, r.blocks);
             r.blocks = 0;
             this.active--;
             this.served++;
@@ -380,6 +442,11 @@ export class Engine implements EngineLoad {
       transferTime: this.transferTime,
       kvWaits: this.kvWaits,
       kvWaitTime: this.kvWaitTime,
+      cachePromptBlocks: this.cachePromptBlocks,
+      cacheHitBlocks: this.cacheHitBlocks,
+      cachePromptTokens: this.cachePromptTokens,
+      cacheHitTokens: this.cacheHitTokens,
+      cacheReferenced: this.cache?.referenced ?? 0,
     };
   }
 }

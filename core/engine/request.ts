@@ -6,6 +6,8 @@
  * @module
  */
 
+import type { PrefixIds } from "../workload/source.ts";
+
 /** One request in flight. Times are µs; -1 = not yet. */
 export class Request {
   /** Index in the workload (0-based, arrival order). */
@@ -42,12 +44,20 @@ export class Request {
   heldBlocks = 0;
   /** When its KV was ready to leave the prefill engine, µs. */
   handoffAt = -1;
+  /** Prefix-cache keys of its prompt's full blocks (computed on first admission). */
+  cacheKeys: number[] | undefined;
+  /** Its first blocks that are shared prefix-cache blocks. */
+  cachedBlocks = 0;
 
-  constructor(id: number, input: number, output: number, arrival: number) {
+  /** Prefix content ids, for prefix caching. */
+  readonly prefix?: PrefixIds;
+
+  constructor(id: number, input: number, output: number, arrival: number, prefix?: PrefixIds) {
     this.id = id;
     this.input = input;
     this.output = output;
     this.arrival = arrival;
+    this.prefix = prefix;
   }
 
   /** Prompt plus generated tokens: what a (re)computation must cover. */

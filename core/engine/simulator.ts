@@ -13,9 +13,8 @@
  * @module
  */
 import { makeRouter } from "../policy/mod.ts";
-import { ArrivalClock } from "../workload/arrival.ts";
-import { Rng } from "../workload/rng.ts";
-import { drawLength } from "../workload/lengths.ts";
+import { SyntheticSource } from "../workload/source.ts";
+import type { RequestDraw } from "../workload/source.ts";
 import { Deque } from "./deque.ts";
 import { Engine } from "./engine.ts";
 import { EventQueue } from "./event_queue.ts";
@@ -57,13 +56,22 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
   const transfers = new TransferManager(
     engines.map((e) => ({ out: e.spec.linkBandwidth / 1e6, in: e.spec.linkBandwidth / 1e6 })),
   );
-  const clock = new ArrivalClock(w.arrival, new Rng(w.seed, "arrivals"));
-  const lengths = new Rng(w.seed, "lengths");
+  const source = w.source?.() ?? new SyntheticSource(
+    w.numRequests,
+    w.arrival,
+    w.classes ??
+      [{ name: "default", weight: 1, input: w.input, output: w.output, sharedPrefixTokens: 0, prefixGroups: 1 }],
+    w.seed,
+  );
+  if (source.count !== w.numRequests) {
+    throw new RangeError(`source yields ${source.count} of ${w.numRequests} requests`);
+  }
   const queue = new EventQueue();
   const table = newTable(w.numRequests);
   const unservable = new Map<string, number>();
   const backlog = new Deque<Request>();
-  const { onStep, onProgress, onTransfer } = options;
+  const { onStep, onProgress, onTransfer, onArrival } = options;
+  let next: RequestDraw | undefined; // the next request to arrive
   let now = 0;
   let arrived = 0;
   let inflight = 0;
@@ -151,19 +159,28 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
     }
   };
 
-  if (w.numRequests > 0) queue.push(clock.next(), "ARRIVAL");
+  if (w.numRequests > 0) {
+    next = source.next();
+    queue.push(next.arrival, "ARRIVAL");
+  }
   for (let ev = queue.pop(); ev; ev = queue.pop()) {
     if (ev.time < now) throw new RangeError(`clock went back from ${now} to ${ev.time} µs`);
     now = ev.time;
     switch (ev.kind) {
       case "ARRIVAL": {
-        const r = new Request(arrived, drawLength(w.input, lengths), drawLength(w.output, lengths), now);
+        const d = next!;
+        onArrival?.(d);
+        const r = new Request(arrived, d.input, d.output, now, d.prefix);
         table.arrival[arrived] = now;
         table.input[arrived] = r.input;
         table.output[arrived] = r.output;
         arrived++;
         backlog.push(r);
-        if (arrived < w.numRequests) queue.push(clock.next(), "ARRIVAL");
+        if (arrived < w.numRequests) {
+          next = source.next();
+          if (next.arrival < now) throw new RangeError(`request ${arrived} arrives before request ${arrived - 1}`);
+          queue.push(next.arrival, "ARRIVAL");
+        }
         pump();
         break;
       }
@@ -219,8 +236,7 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
         for (const x of transfers.finish(t, now)) {
           queue.push(transfers.finishTime(x, now), "TRANSFER_END", x.id, x.version);
         }
-        src.kv.release(r.heldBlocks);
-        r.heldBlocks = 0;
+        src.releaseHeld(r);
         src.transfers++;
         dst.transfers++;
         src.transferBytes += t.bytes;

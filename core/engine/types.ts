@@ -7,6 +7,7 @@
 import type { StepCostModel } from "../hardware/cost_model.ts";
 import type { ArrivalSpec } from "../workload/arrival.ts";
 import type { LengthDist } from "../workload/lengths.ts";
+import type { RequestClass, RequestDraw, RequestSource } from "../workload/source.ts";
 
 /** What an engine does: everything (aggregated), or one phase (PD-disaggregated). */
 export type EngineRole = "both" | "prefill" | "decode";
@@ -45,6 +46,8 @@ export interface EngineSpec {
   readonly maxSeqs: number;
   /** Split long prompts over several steps. */
   readonly chunkedPrefill: boolean;
+  /** Reuse cached KV blocks of identical prompt prefixes. */
+  readonly prefixCaching: boolean;
   /**
    * Mix prefill chunks and decodes in one step (vLLM v1). When false, a step
    * is prefill-only whenever a prefill can run, else decode-only (SGLang's
@@ -66,8 +69,14 @@ export interface EngineSpec {
   readonly maxModelLen?: number;
 }
 
-/** The client's workload. */
+/** The client's workload: synthetic (arrival, lengths, classes) or a request source such as a trace. */
 export interface WorkloadSpec {
+  /** Request classes of a synthetic workload; default: one class of `input` and `output`. */
+  readonly classes?: readonly RequestClass[];
+  /** Makes a fresh request stream (traces); when set, it replaces arrival, lengths and classes. */
+  readonly source?: () => RequestSource;
+  /** How to describe the workload, when `input`/`output` do not say it (traces). */
+  readonly label?: string;
   /** Requests in the run. */
   readonly numRequests: number;
   /** Prompt tokens per request. */
@@ -140,6 +149,8 @@ export interface SimulationOptions {
   onStep?: (s: StepRecord) => void;
   /** Receives every finished KV transfer (profiling). */
   onTransfer?: (t: TransferRecord) => void;
+  /** Receives every request as it arrives (`--dump_requests`). */
+  onArrival?: (r: RequestDraw) => void;
   /** Called now and then with (requests done, requests in all). */
   onProgress?: (done: number, total: number) => void;
 }
@@ -202,6 +213,16 @@ export interface EngineStats {
   readonly kvWaits: number;
   /** Σ µs they waited. */
   readonly kvWaitTime: number;
+  /** Prefix caching: prompt blocks looked up, and found cached. */
+  readonly cachePromptBlocks: number;
+  /** Prompt blocks found cached. */
+  readonly cacheHitBlocks: number;
+  /** Prompt tokens looked up. */
+  readonly cachePromptTokens: number;
+  /** Prompt tokens found cached (skipped by prefill). */
+  readonly cacheHitTokens: number;
+  /** Σ reference counts of cached blocks at the end (0 when every request left). */
+  readonly cacheReferenced: number;
 }
 
 /** What one simulation produced. */

@@ -5,6 +5,6 @@
  */
 export { quantileSorted } from "./percentile.ts";
 export { METRIC_COLUMNS, OVERALL_KEYS, STATISTICS, summarize } from "./summary.ts";
-export type { ColumnStats, MetricColumn, OverallKey, Statistic, Summary } from "./summary.ts";
+export type { ColumnStats, MetricColumn, OverallKey, PrefixCacheStats, Statistic, Summary } from "./summary.ts";
 export { poolStats } from "./groups.ts";
 export type { PoolStats } from "./groups.ts";

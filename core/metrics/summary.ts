@@ -59,6 +59,20 @@ export interface Summary {
   readonly preemptions: number;
   /** Simulated time of the last event, seconds. */
   readonly simulatedSeconds: number;
+  /** Prefix-cache hits, when prefix caching looked anything up. */
+  readonly prefixCache?: PrefixCacheStats;
+}
+
+/** What prefix caching found. */
+export interface PrefixCacheStats {
+  /** Prompt blocks of the requests admitted with a cacheable prefix. */
+  readonly promptBlocks: number;
+  /** Of which were found cached. */
+  readonly hitBlocks: number;
+  /** Prompt tokens of those requests. */
+  readonly promptTokens: number;
+  /** Of which were found cached (not prefilled). */
+  readonly hitTokens: number;
 }
 
 function columnStats(values: Float64Array): ColumnStats {
@@ -76,6 +90,20 @@ function columnStats(values: Float64Array): ColumnStats {
     P75: quantileSorted(values, 0.75),
     P90: quantileSorted(values, 0.9),
     P99: quantileSorted(values, 0.99),
+  };
+}
+
+function cacheStats(result: SimulationResult): { prefixCache?: PrefixCacheStats } {
+  const e = result.engines;
+  const promptBlocks = e.reduce((s, x) => s + x.cachePromptBlocks, 0);
+  if (promptBlocks === 0) return {};
+  return {
+    prefixCache: {
+      promptBlocks,
+      hitBlocks: e.reduce((s, x) => s + x.cacheHitBlocks, 0),
+      promptTokens: e.reduce((s, x) => s + x.cachePromptTokens, 0),
+      hitTokens: e.reduce((s, x) => s + x.cacheHitTokens, 0),
+    },
   };
 }
 
@@ -132,5 +160,6 @@ export function summarize(result: SimulationResult): Summary {
     unservable: [...result.unservable].map(([reason, count]) => ({ reason, count })),
     preemptions,
     simulatedSeconds: result.endTime / 1e6,
+    ...cacheStats(result),
   };
 }

@@ -10,3 +10,7 @@ export { ArrivalClock } from "./arrival.ts";
 export type { ArrivalSpec, RateSegment } from "./arrival.ts";
 export { describeLength, drawLength, maxLength, meanLength } from "./lengths.ts";
 export type { LengthBin, LengthDist } from "./lengths.ts";
+export { SYNTHETIC_PREFIX_BLOCK, SyntheticSource } from "./source.ts";
+export type { PrefixIds, RequestClass, RequestDraw, RequestSource } from "./source.ts";
+export { formatTraceLine, isTraceError, parseCsvLine, parseJsonLine, splitCsv, TraceSource } from "./trace.ts";
+export type { TraceFieldError, TraceRecord, TraceTiming } from "./trace.ts";

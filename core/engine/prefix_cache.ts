@@ -1,0 +1,115 @@
+/**
+ * The prefix cache of one engine (vLLM's automatic prefix caching): full KV
+ * blocks of prompts, keyed by a chained hash of the content up to and
+ * including the block, shared by every request whose prompt starts the same
+ * way. A block's reference count is the requests using it; unreferenced
+ * blocks stay cached until space is needed, then go least recently used
+ * first.
+ *
+ * Invariant (checked): reference counts never go below 0.
+ *
+ * @module
+ */
+import type { PrefixIds } from "../workload/source.ts";
+
+// 53-bit keys from two 32-bit FNV-1a lanes (collisions negligible at millions of blocks).
+function mix(h: number, v: number, prime: number): number {
+  let x = h;
+  for (let k = 0; k < 4; k++) x = Math.imul(x ^ ((v >>> (8 * k)) & 0xff), prime);
+  return x >>> 0;
+}
+function combine(key: number, v: number): number {
+  const lo = mix((key % 0x100000000) >>> 0 ^ 0x811c9dc5, v, 0x01000193);
+  const hi = mix(Math.floor(key / 0x100000000) ^ 0x9e3779b9, v ^ lo, 0x01000197) & 0x1fffff;
+  return hi * 0x100000000 + lo;
+}
+
+/**
+ * The cache keys of a prompt's full KV blocks of `blockSize` tokens: block j
+ * is keyed by the chain of content ids up to the one covering its last token,
+ * and by j. Only blocks fully covered by ids are cacheable.
+ */
+export function blockKeys(prefix: PrefixIds, blockSize: number, input: number): number[] {
+  const covered = Math.min(input, prefix.ids.length * prefix.blockTokens);
+  const blocks = Math.floor(covered / blockSize);
+  const keys = new Array<number>(blocks);
+  let chain = 0;
+  let m = -1;
+  for (let j = 0; j < blocks; j++) {
+    const last = Math.floor(((j + 1) * blockSize - 1) / prefix.blockTokens);
+    while (m < last) chain = combine(chain, prefix.ids[++m] % 0x100000000 + Math.floor(prefix.ids[m] / 0x100000000));
+    keys[j] = combine(chain, j);
+  }
+  return keys;
+}
+
+/** Cached blocks with reference counts and an LRU of the unreferenced. */
+export class PrefixCache {
+  #refs = new Map<number, number>();
+  #lru = new Set<number>(); // unreferenced keys, least recently released first
+
+  /** Cached blocks (referenced or not). */
+  get size(): number {
+    return this.#refs.size;
+  }
+
+  /** Unreferenced cached blocks: reclaimable. */
+  get evictable(): number {
+    return this.#lru.size;
+  }
+
+  /** Σ reference counts (0 once every request has left). */
+  get referenced(): number {
+    let n = 0;
+    for (const r of this.#refs.values()) n += r;
+    return n;
+  }
+
+  /** True when the block is cached. */
+  has(key: number): boolean {
+    return this.#refs.has(key);
+  }
+
+  /** How many leading keys (at most `max`) are cached. */
+  lookup(keys: readonly number[], max: number): number {
+    let h = 0;
+    while (h < max && h < keys.length && this.#refs.has(keys[h])) h++;
+    return h;
+  }
+
+  /** A request starts using a cached block. */
+  acquire(key: number): void {
+    const r = this.#refs.get(key)!;
+    if (r === 0) this.#lru.delete(key);
+    this.#refs.set(key, r + 1);
+  }
+
+  /** A request's freshly computed block becomes a cached block it uses. Precondition: not cached. */
+  insert(key: number): void {
+    this.#refs.set(key, 1);
+  }
+
+  /** A request stops using a cached block. */
+  release(key: number): void {
+    const r = this.#refs.get(key)! - 1;
+    if (!(r >= 0)) throw new RangeError(`prefix cache: reference count of block ${key} below 0`);
+    this.#refs.set(key, r);
+    if (r === 0) this.#lru.add(key);
+  }
+
+  /**
+   * Drops up to `n` unreferenced blocks, least recently used first.
+   *
+   * @returns how many were dropped (their blocks are free again)
+   */
+  evict(n: number): number {
+    let k = 0;
+    for (const key of this.#lru) {
+      if (k === n) break;
+      this.#lru.delete(key);
+      this.#refs.delete(key);
+      k++;
+    }
+    return k;
+  }
+}
