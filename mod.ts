@@ -36,15 +36,18 @@ export type {
   LengthDistConfig,
   LoadedConfig,
   LoadedGroup,
+  LoadedTrace,
   LoadGenConfig,
   ModelConfig,
   ParallelConfig,
   PathPart,
   PlanOptions,
+  RequestClassConfig,
   ServingConfig,
   SimulationPlan,
   SourceLocation,
   SyntheticLoadGen,
+  TraceLoadGen,
 } from "./core/config/mod.ts";
 export { kvBytesPerToken, MODEL_CATALOG, modelSpecFromHf, paramCounts } from "./core/model/mod.ts";
 export type { FieldError, HfConfig, MlaSpec, ModelSpec, MoeSpec, ParamCounts } from "./core/model/mod.ts";
@@ -65,7 +68,16 @@ export type {
   StepCostModel,
   TimeParts,
 } from "./core/hardware/mod.ts";
-export type { ArrivalSpec, LengthBin, LengthDist, RateSegment } from "./core/workload/mod.ts";
+export type {
+  ArrivalSpec,
+  LengthBin,
+  LengthDist,
+  PrefixIds,
+  RateSegment,
+  RequestClass,
+  RequestDraw,
+  RequestSource,
+} from "./core/workload/mod.ts";
 export { simulate } from "./core/engine/mod.ts";
 export type {
   AdmissionPolicy,

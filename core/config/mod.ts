@@ -31,12 +31,14 @@ export type {
   LoadGenConfig,
   ModelConfig,
   ParallelConfig,
+  RequestClassConfig,
   ServingConfig,
   SyntheticLoadGen,
+  TraceLoadGen,
 } from "./types.ts";
 export { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
 export type { DeviceFile } from "./device_schema.ts";
 export { denoFileSystem, loadConfig, readYaml } from "./load.ts";
-export type { FileSystem, LoadedConfig, LoadedGroup } from "./load.ts";
+export type { FileSystem, LoadedConfig, LoadedGroup, LoadedTrace } from "./load.ts";
 export { buildPlan } from "./plan.ts";
 export type { GroupPlan, PlanOptions, SimulationPlan } from "./plan.ts";
