@@ -77,6 +77,7 @@ export type {
   RequestClass,
   RequestDraw,
   RequestSource,
+  TraceRecord,
 } from "./core/workload/mod.ts";
 export { simulate } from "./core/engine/mod.ts";
 export type {
