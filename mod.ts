@@ -22,7 +22,15 @@
  * @module
  */
 
-export { deploymentSection, describeRun, pools, poolSections, runFiles, simulationSection } from "./core/run.ts";
+export {
+  deploymentSection,
+  describeRun,
+  pools,
+  poolSections,
+  runFiles,
+  runSources,
+  simulationSection,
+} from "./core/run.ts";
 export type { RunOptions, RunOutput } from "./core/run.ts";
 export { buildPlan, formatInputError, InputError, loadConfig, YamlSource } from "./core/config/mod.ts";
 export type {

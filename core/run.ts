@@ -5,8 +5,9 @@
  *
  * @module
  */
-import { loadConfig } from "./config/load.ts";
-import type { FileSystem } from "./config/load.ts";
+import { loadConfig, loadConfigSources } from "./config/load.ts";
+import type { FileSystem, LoadedConfig } from "./config/load.ts";
+import type { YamlSource } from "./config/source.ts";
 import { buildPlan } from "./config/plan.ts";
 import type { SimulationPlan } from "./config/plan.ts";
 import { simulate } from "./engine/simulator.ts";
@@ -46,7 +47,21 @@ export interface RunOptions extends SimulationOptions {
  * @throws {InputError} on bad input or an impossible deployment
  */
 export function runFiles(instancePaths: readonly string[], commonPath: string, options: RunOptions = {}): RunOutput {
-  const plan = buildPlan(loadConfig(instancePaths, commonPath, options.fs), { seed: options.seed });
+  return runLoaded(loadConfig(instancePaths, commonPath, options.fs), options);
+}
+
+/**
+ * Runs already parsed sources: instance and common files or inline blocks
+ * (a scenario's, with its overrides applied).
+ *
+ * @throws {InputError} on bad input or an impossible deployment
+ */
+export function runSources(instances: readonly YamlSource[], common: YamlSource, options: RunOptions = {}): RunOutput {
+  return runLoaded(loadConfigSources(instances, common, options.fs), options);
+}
+
+function runLoaded(cfg: LoadedConfig, options: RunOptions): RunOutput {
+  const plan = buildPlan(cfg, { seed: options.seed });
   const result = simulate(plan.input, options);
   return { plan, result, summary: summarize(result) };
 }

@@ -16,9 +16,9 @@ for (const file of scenarioFiles()) {
   const scenario = loadScenario(file);
   Deno.test(`scenario ${scenario.name} (${relative(file)})`, async (t) => {
     const run = runScenario(scenario);
-    for (const r of run.results) {
-      await t.step(`${r.assertion.key} ${r.assertion.bound.op} ${r.assertion.bound.value}`, () => {
-        if (!r.pass) throw new Error(r.message);
+    for (const c of run.checks) {
+      await t.step(c.name, () => {
+        if (!c.pass) throw new Error(c.message);
       });
     }
     for (const m of run.measurements) {

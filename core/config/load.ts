@@ -294,9 +294,22 @@ export function loadConfig(
   commonPath: string,
   fs: FileSystem = denoFileSystem,
 ): LoadedConfig {
+  return loadConfigSources(instancePaths.map((p) => readYaml(p, fs)), readYaml(commonPath, fs), fs);
+}
+
+/**
+ * Validates already parsed instance and common sources (files, or inline
+ * blocks of a scenario with overrides applied).
+ *
+ * @throws {InputError} for any bad input
+ */
+export function loadConfigSources(
+  sources: readonly YamlSource[],
+  commonSource: YamlSource,
+  fs: FileSystem = denoFileSystem,
+): LoadedConfig {
   const groups: LoadedGroup[] = [];
-  const sources = instancePaths.map((p) => readYaml(p, fs));
-  const commonSource = readYaml(commonPath, fs);
+  const commonPath = commonSource.file;
   for (const src of sources) {
     const file = validate(src, InstanceFileSchema);
     file.instance_groups.forEach((config, i) => {

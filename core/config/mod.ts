@@ -38,7 +38,7 @@ export type {
 } from "./types.ts";
 export { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
 export type { DeviceFile } from "./device_schema.ts";
-export { denoFileSystem, loadConfig, readYaml } from "./load.ts";
+export { denoFileSystem, loadConfig, loadConfigSources, readYaml } from "./load.ts";
 export type { FileSystem, LoadedConfig, LoadedGroup, LoadedTrace } from "./load.ts";
 export { buildPlan } from "./plan.ts";
 export type { GroupPlan, PlanOptions, SimulationPlan } from "./plan.ts";

@@ -23,14 +23,41 @@ export function keyPathString(path: readonly PathPart[]): string {
   return out;
 }
 
+/** A replaced value: where the replacement was written. */
+export interface Override {
+  /** Path of the value in this source's data. */
+  readonly path: readonly PathPart[];
+  /** The new value. */
+  readonly value: unknown;
+  /** Where it was written (another file, such as a scenario). */
+  readonly location: SourceLocation;
+}
+
+function setPath(data: unknown, path: readonly PathPart[], value: unknown): unknown {
+  if (path.length === 0) return value;
+  const root = (data !== null && typeof data === "object" ? data : {}) as Record<string | number, unknown>;
+  let node = root;
+  for (let i = 0; i < path.length - 1; i++) {
+    const next = node[path[i]];
+    if (next === null || typeof next !== "object") node[path[i]] = {};
+    node = node[path[i]] as Record<string | number, unknown>;
+  }
+  node[path[path.length - 1]] = value;
+  return root;
+}
+
+const isPrefix = (a: readonly PathPart[], b: readonly PathPart[]) =>
+  a.length <= b.length && a.every((p, i) => String(p) === String(b[i]));
+
 /** A YAML file parsed to plain data, with positions for every key path. */
 export class YamlSource {
   /** The file as the user named it. */
   readonly file: string;
   /** The plain data (`unknown` until validated). */
   readonly data: unknown;
-  #doc: Document.Parsed;
-  #lines: LineCounter;
+  #doc!: Document.Parsed;
+  #lines!: LineCounter;
+  #base?: { source: YamlSource; prefix: readonly PathPart[]; overrides: readonly Override[] };
 
   /**
    * Parses `text`; YAML syntax errors and duplicate keys throw {@link InputError}.
@@ -38,8 +65,16 @@ export class YamlSource {
    * @param file the file name to print in messages
    * @param text the file's contents
    */
-  constructor(file: string, text: string) {
+  constructor(file: string, text: string);
+  constructor(file: string, text: string, view?: { source: YamlSource; prefix: readonly PathPart[]; overrides: readonly Override[] }) {
     this.file = file;
+    if (view) {
+      this.#base = view;
+      let data = structuredClone(view.source.#valueAt(view.prefix));
+      for (const o of view.overrides) data = setPath(data, o.path, structuredClone(o.value));
+      this.data = data;
+      return;
+    }
     this.#lines = new LineCounter();
     this.#doc = parseDocument(text, {
       lineCounter: this.#lines,
@@ -64,6 +99,13 @@ export class YamlSource {
    * (used for "unknown key" messages).
    */
   locate(path: readonly PathPart[], keyOnly = false): SourceLocation {
+    if (this.#base) {
+      const { source, prefix, overrides } = this.#base;
+      for (let i = overrides.length - 1; i >= 0; i--) {
+        if (isPrefix(overrides[i].path, path)) return { ...overrides[i].location, keyPath: keyPathString(path) };
+      }
+      return { ...source.locate([...prefix, ...path], keyOnly), keyPath: keyPathString(path) };
+    }
     let node: unknown = this.#doc.contents;
     let pos: number | undefined = (node as Node | null)?.range?.[0];
     for (let i = 0; i < path.length; i++) {
@@ -89,6 +131,32 @@ export class YamlSource {
     }
     const lp = pos === undefined ? { line: 1, col: 1 } : this.#lines.linePos(pos);
     return { file: this.file, line: lp.line, col: lp.col, keyPath: keyPathString(path) };
+  }
+
+  #valueAt(path: readonly PathPart[]): unknown {
+    let v = this.data;
+    for (const p of path) {
+      if (v === null || typeof v !== "object") return undefined;
+      v = (v as Record<string, unknown>)[p as string];
+    }
+    return v;
+  }
+
+  /**
+   * A view of part of this file (an inline block), with some values replaced
+   * (overrides written elsewhere): its data is a copy; errors in it point at
+   * this file, or at the override that set the value.
+   *
+   * @param prefix where the block sits in this file ([] = the whole file)
+   * @param overrides values to replace, by path inside the block
+   * @param file the name the view reports (default: this file's)
+   */
+  view(prefix: readonly PathPart[], overrides: readonly Override[] = [], file = this.file): YamlSource {
+    return new (YamlSource as unknown as new (
+      file: string,
+      text: string,
+      view: { source: YamlSource; prefix: readonly PathPart[]; overrides: readonly Override[] },
+    ) => YamlSource)(file, "", { source: this, prefix, overrides });
   }
 
   /** Throws an {@link InputError} located at `path`. */

@@ -1,5 +1,17 @@
 /**
- * One SLO assertion: `<op> <number>` checked against a reported metric.
+ * Scenario assertions: a comparison of a reported metric with an
+ * expression, optionally with a tolerance.
+ *
+ * ```text
+ * "< 0.5"                         absolute bound
+ * ">= 0.9 * agg.request_throughput"  against another variant's metric
+ * "== 3900 ± 50"   "== 3900 ± 5%"    tolerance, absolute or relative
+ * 3900                            exactly (a bare number)
+ * {value: 3900, within: "5%"}     the mapping form of a tolerance
+ * ```
+ *
+ * An expression is numbers and metric names (`ttft.p99`,
+ * `agg.request_throughput`) joined by `+ - * /` and parentheses.
  *
  * @module
  */
@@ -9,44 +21,158 @@ export const OPERATORS = ["<=", ">=", "==", "<", ">"] as const;
 /** A comparison operator. */
 export type Operator = (typeof OPERATORS)[number];
 
-/** A parsed bound. */
+/** A parsed right-hand side. */
+export type Expr =
+  | { readonly kind: "num"; readonly value: number }
+  | { readonly kind: "ref"; readonly name: string }
+  | { readonly kind: "bin"; readonly op: "+" | "-" | "*" | "/"; readonly left: Expr; readonly right: Expr };
+
+/** A tolerance on `==`. */
+export interface Tolerance {
+  /** Absolute amount, or a fraction when `relative`. */
+  readonly amount: number;
+  /** A fraction of the expected value. */
+  readonly relative: boolean;
+}
+
+/** A parsed assertion. */
 export interface Bound {
   /** The comparison. */
   readonly op: Operator;
-  /** The number compared against. */
-  readonly value: number;
+  /** What the metric is compared with. */
+  readonly rhs: Expr;
+  /** Accepted difference for `==`. */
+  readonly tolerance?: Tolerance;
+  /** The assertion as written, normalized. */
+  readonly text: string;
+}
+
+const NUM = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?/;
+const REF = /^[A-Za-z_][A-Za-z0-9_.]*/;
+
+/** Parses an expression, or returns an error message. */
+export function parseExpr(text: string): Expr | string {
+  let s = text.trim();
+  const skip = () => (s = s.trimStart());
+  const sum = (): Expr | string => {
+    let left = product();
+    if (typeof left === "string") return left;
+    for (skip(); s[0] === "+" || s[0] === "-"; skip()) {
+      const op = s[0] as "+" | "-";
+      s = s.slice(1);
+      const right = product();
+      if (typeof right === "string") return right;
+      left = { kind: "bin", op, left, right };
+    }
+    return left;
+  };
+  const product = (): Expr | string => {
+    let left = factor();
+    if (typeof left === "string") return left;
+    for (skip(); s[0] === "*" || s[0] === "/" || s[0] === "×"; skip()) {
+      const op = s[0] === "/" ? "/" : "*";
+      s = s.slice(1);
+      const right = factor();
+      if (typeof right === "string") return right;
+      left = { kind: "bin", op, left, right };
+    }
+    return left;
+  };
+  const factor = (): Expr | string => {
+    skip();
+    if (s[0] === "(") {
+      s = s.slice(1);
+      const e = sum();
+      skip();
+      if (s[0] !== ")") return "missing ')'";
+      s = s.slice(1);
+      return e;
+    }
+    const n = NUM.exec(s);
+    if (n) {
+      s = s.slice(n[0].length);
+      return { kind: "num", value: Number(n[0]) };
+    }
+    const r = REF.exec(s);
+    if (r) {
+      s = s.slice(r[0].length).replace(/^\.$/, "");
+      return { kind: "ref", name: r[0].replace(/\.$/, "") };
+    }
+    return s === "" ? "expected a number or a metric" : `unexpected '${s[0]}'`;
+  };
+  const e = sum();
+  if (typeof e === "string") return e;
+  skip();
+  return s === "" ? e : `unexpected '${s}'`;
+}
+
+/** The metric names an expression reads. */
+export function exprRefs(e: Expr): string[] {
+  if (e.kind === "ref") return [e.name];
+  if (e.kind === "bin") return [...exprRefs(e.left), ...exprRefs(e.right)];
+  return [];
+}
+
+/** Evaluates an expression; `lookup` gives each metric's value. */
+export function evalExpr(e: Expr, lookup: (name: string) => number): number {
+  switch (e.kind) {
+    case "num":
+      return e.value;
+    case "ref":
+      return lookup(e.name);
+    case "bin": {
+      const a = evalExpr(e.left, lookup);
+      const b = evalExpr(e.right, lookup);
+      return e.op === "+" ? a + b : e.op === "-" ? a - b : e.op === "*" ? a * b : a / b;
+    }
+  }
 }
 
 /**
- * Parses `"< 0.5"`, `">= 1200"`, `"== 1000"`; a bare number means `==`.
+ * Parses an assertion value (a string, a bare number, or `{value, within}`).
  *
- * @returns the bound, or undefined when the text is not one
+ * @returns the bound, or an error message
  */
-export function parseBound(v: unknown): Bound | undefined {
-  if (typeof v === "number" && Number.isFinite(v)) return { op: "==", value: v };
-  if (typeof v !== "string") return undefined;
-  const m = /^\s*(<=|>=|==|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$/.exec(v);
-  if (!m) return undefined;
-  return { op: m[1] as Operator, value: Number(m[2]) };
+export function parseBound(v: unknown): Bound | string {
+  if (typeof v === "number" && Number.isFinite(v)) return { op: "==", rhs: { kind: "num", value: v }, text: `== ${v}` };
+  if (v !== null && typeof v === "object" && !Array.isArray(v)) {
+    const m = v as Record<string, unknown>;
+    const keys = Object.keys(m).sort().join(",");
+    if (keys !== "value,within" || typeof m.value !== "number") return "expected {value: <number>, within: <n>%|<n>}";
+    return parseBound(`== ${m.value} ± ${m.within}`);
+  }
+  if (typeof v !== "string") return `expected "<op> <expression>", got ${JSON.stringify(v)}`;
+  const m = /^\s*(<=|>=|==|<|>)?\s*(.*?)\s*(?:±\s*([-+]?(?:\d+\.?\d*|\.\d+))\s*(%)?)?\s*$/.exec(v);
+  if (!m || m[2] === "") return `expected "<op> <expression>" with op one of < <= > >= ==, got ${JSON.stringify(v)}`;
+  const op = (m[1] ?? "==") as Operator;
+  if (!m[1] && !NUM.test(m[2])) return `expected "<op> <expression>" with op one of < <= > >= ==, got ${JSON.stringify(v)}`;
+  const rhs = parseExpr(m[2]);
+  if (typeof rhs === "string") return `${rhs} in ${JSON.stringify(v)}`;
+  if (m[3] !== undefined && op !== "==") return "a ± tolerance goes with ==";
+  const tolerance = m[3] !== undefined ? { amount: Number(m[3]) / (m[4] ? 100 : 1), relative: !!m[4] } : undefined;
+  const text = `${op} ${m[2]}${m[3] !== undefined ? ` ± ${m[3]}${m[4] ?? ""}` : ""}`;
+  return tolerance ? { op, rhs, tolerance, text } : { op, rhs, text };
 }
 
 /**
- * Whether `actual` satisfies the bound. `==` allows a relative difference of
- * 1e-9 (the report's numbers are sums and ratios of floats). NaN satisfies
- * nothing.
+ * Checks `actual` against the bound's expected value. `==` without a
+ * tolerance allows a relative difference of 1e-9. NaN satisfies nothing.
  */
-export function holds(b: Bound, actual: number): boolean {
-  if (Number.isNaN(actual)) return false;
+export function holds(b: Bound, actual: number, expected: number): boolean {
+  if (Number.isNaN(actual) || Number.isNaN(expected)) return false;
   switch (b.op) {
     case "<":
-      return actual < b.value;
+      return actual < expected;
     case "<=":
-      return actual <= b.value;
+      return actual <= expected;
     case ">":
-      return actual > b.value;
+      return actual > expected;
     case ">=":
-      return actual >= b.value;
-    case "==":
-      return Math.abs(actual - b.value) <= 1e-9 * Math.max(1, Math.abs(b.value));
+      return actual >= expected;
+    case "==": {
+      const t = b.tolerance;
+      const allowed = t ? (t.relative ? t.amount * Math.abs(expected) : t.amount) : 1e-9 * Math.max(1, Math.abs(expected));
+      return Math.abs(actual - expected) <= allowed;
+    }
   }
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ScenarioResult } from "./scenario.ts";
+import type { ScenarioResult } from "./runner.ts";
 
 /** One compared number. */
 export interface FidelityRow {

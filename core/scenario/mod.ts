@@ -1,20 +1,25 @@
 /**
- * Scenarios: serving configurations with SLO assertions, run like tests.
+ * Scenarios: serving configurations with SLO assertions, variants, sweeps
+ * and baselines, run like tests.
  *
  * @module
  */
-export { holds, OPERATORS, parseBound } from "./assertion.ts";
-export type { Bound, Operator } from "./assertion.ts";
+export { evalExpr, exprRefs, holds, OPERATORS, parseBound, parseExpr } from "./assertion.ts";
+export type { Bound, Expr, Operator, Tolerance } from "./assertion.ts";
 export { METRIC_KEY_NAMES, resolveMetric } from "./metric_keys.ts";
 export type { MetricRef } from "./metric_keys.ts";
-export { loadScenario, runScenario, ScenarioFileSchema } from "./scenario.ts";
+export { loadScenario, MAX_RATE_MEETING, parseKeyPath, ScenarioFileSchema, VariantSchema } from "./scenario.ts";
 export type {
-  AssertionResult,
+  BaselineSpec,
+  ConfigRef,
   Measurement,
-  MeasurementResult,
   Scenario,
   ScenarioAssertion,
-  ScenarioResult,
+  ScenarioOverride,
+  SweepSpec,
 } from "./scenario.ts";
+export { runScenario } from "./runner.ts";
+export type { CheckResult, MeasurementResult, ScenarioResult, SweepPoint } from "./runner.ts";
+export { compareBaseline, formatBaseline, readBaseline, snapshot } from "./baseline.ts";
 export { fidelityReport, formatFidelityMarkdown, formatFidelityTable } from "./fidelity.ts";
 export type { FidelityReport, FidelityRow, PendingCase } from "./fidelity.ts";

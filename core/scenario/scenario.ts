@@ -1,19 +1,8 @@
 /**
- * Scenario files: a serving configuration (upstream instance and common
- * files) paired with SLO assertions on what it reports.
- *
- * ```yaml
- * name: llama8b-h100-chat            # optional; default: the file name
- * description: Two H100s serve chat traffic within the SLO
- * tags: [aggregated, h100]           # optional
- * instance_config: configs/x.yaml    # one path or a list; relative to this file
- * common_config: configs/y.yaml      # relative to this file
- * seed: 0                            # optional; overrides load_gen.seed
- * expect:                            # metric: "<op> <number>" (op: < <= > >= ==)
- *   ttft.p99: "< 0.5"
- *   TPOT(s).MEDIAN: "<= 0.02"
- *   request_throughput: ">= 15"
- * ```
+ * Scenario files: serving configurations paired with SLO assertions, run
+ * like tests. The format is documented in `docs/scenarios.md`; its JSON
+ * Schema (`scenarios/scenario.schema.json`) is exported from
+ * {@link ScenarioFileSchema}.
  *
  * @module
  */
@@ -22,29 +11,63 @@ import { z } from "zod";
 import type { SourceLocation } from "../config/errors.ts";
 import { readYaml } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
-import { mapping, nonNegativeInt, positiveNumber } from "../config/schema.ts";
-import type { YamlSource } from "../config/source.ts";
+import { CommonFileSchema, InstanceFileSchema, mapping, nonNegativeInt, positiveNumber } from "../config/schema.ts";
+import type { PathPart, YamlSource } from "../config/source.ts";
 import { closest, validate } from "../config/validate.ts";
-import { runFiles } from "../run.ts";
-import type { RunOutput } from "../run.ts";
-import { holds, parseBound } from "./assertion.ts";
+import { exprRefs, parseBound } from "./assertion.ts";
 import type { Bound } from "./assertion.ts";
 import { METRIC_KEY_NAMES, resolveMetric } from "./metric_keys.ts";
 import type { MetricRef } from "./metric_keys.ts";
 
 const path = () => z.string({ error: "expected a file path" }).min(1, { error: "expected a file path" });
+const paths = () =>
+  z.union([path(), z.array(path()).min(1)], { error: "expected a path or a list of paths to instance files" });
+const overrides = () =>
+  z.record(z.string(), z.unknown(), { error: "expected a mapping of dotted key path: value" }).describe(
+    "Values to replace in the configuration, by dotted key path (load_gen.request_rate, instance_groups[0].num_instances)",
+  );
+const assertions = (what: string) =>
+  z.record(z.string(), z.unknown(), { error: 'expected a mapping of metric: "<op> <expression>"' }).describe(what);
+
+/** One variant of a scenario: other files, inline blocks or overrides. */
+export const VariantSchema = mapping({
+  description: z.string().optional(),
+  instance_config: paths().optional(),
+  instances: InstanceFileSchema.optional(),
+  common_config: path().optional(),
+  common: CommonFileSchema.optional(),
+  overrides: overrides().optional(),
+});
 
 /** Schema of a scenario file. */
 export const ScenarioFileSchema = mapping({
-  name: z.string().min(1).optional(),
-  description: z.string().optional(),
-  tags: z.array(z.string()).optional(),
-  instance_config: z.union([path(), z.array(path()).min(1)], {
-    error: "expected a path or a list of paths to instance files",
-  }),
-  common_config: path(),
-  seed: nonNegativeInt().optional(),
-  expect: z.record(z.string(), z.unknown(), { error: 'expected a mapping of metric: "<op> <number>"' }).optional(),
+  name: z.string().min(1).optional().describe("Name in reports; default: the file name"),
+  description: z.string().optional().describe("What the scenario checks"),
+  tags: z.array(z.string()).optional().describe("Labels to select scenarios by (deno task check --tag T)"),
+  instance_config: paths().optional().describe("Instance file(s), relative to this file"),
+  instances: InstanceFileSchema.optional().describe("An inline instance file (instead of instance_config)"),
+  common_config: path().optional().describe("Common file, relative to this file"),
+  common: CommonFileSchema.optional().describe("An inline common file (instead of common_config)"),
+  seed: nonNegativeInt().optional().describe("Overrides load_gen.seed"),
+  overrides: overrides().optional(),
+  variants: z.record(z.string(), VariantSchema).optional().describe(
+    "Named variants (other files or overrides); assertions name them: disagg.tpot.p99",
+  ),
+  sweep: z.record(z.string(), z.array(z.number()).min(1)).optional().describe(
+    "One or two dotted key paths, each with the values to run: load_gen.request_rate: [2, 4, 8]",
+  ),
+  expect: assertions('Assertions: metric: "<op> <expression>"').optional(),
+  expect_per_point: assertions("Assertions that every sweep point must meet").optional(),
+  max_rate_meeting: assertions(
+    "SLOs: the largest value of the (single) swept key meeting all of them is found by bisection and can be asserted as max_rate_meeting",
+  ).optional(),
+  baseline: z.union([
+    z.boolean(),
+    mapping({
+      tolerance: positiveNumber().optional().describe("Default relative tolerance (0.05 = 5%)"),
+      tolerances: z.record(z.string(), positiveNumber()).optional().describe("Relative tolerance per metric"),
+    }),
+  ]).optional().describe("Compare every reported metric with scenarios/__baselines__/<name>.json"),
   measured: z.array(
     mapping({
       metric: z.string().min(1),
@@ -53,14 +76,40 @@ export const ScenarioFileSchema = mapping({
       source: z.string().min(1),
     }),
     { error: "expected a list of {metric, value, max_error, source}" },
-  ).min(1).optional(),
+  ).min(1).optional().describe("Validation: real measurements and the error each may show"),
 });
 
-/** One assertion of a scenario. */
+type ScenarioFile = z.output<typeof ScenarioFileSchema>;
+
+/** An override: a dotted key path, its value, and where it was written. */
+export interface ScenarioOverride {
+  /** The key as written. */
+  readonly key: string;
+  /** Parsed path. */
+  readonly path: readonly PathPart[];
+  /** The value. */
+  readonly value: unknown;
+  /** Where it is written. */
+  readonly location: SourceLocation;
+}
+
+/** Where one run's configuration comes from. */
+export interface ConfigRef {
+  /** Instance files, or the scenario path of an inline instance block. */
+  readonly instances: { readonly files: readonly string[] } | { readonly inline: readonly PathPart[] };
+  /** Common file, or the scenario path of an inline common block. */
+  readonly common: { readonly file: string } | { readonly inline: readonly PathPart[] };
+  /** Overrides, applied in order. */
+  readonly overrides: readonly ScenarioOverride[];
+}
+
+/** One assertion: a metric (of a variant, or derived) against an expression. */
 export interface ScenarioAssertion {
   /** The key as written. */
   readonly key: string;
-  /** The metric it reads. */
+  /** Variant the metric belongs to ("" = the scenario's run or each sweep point). */
+  readonly variant: string;
+  /** The metric ("max_rate_meeting" is derived from a sweep). */
   readonly metric: MetricRef;
   /** The bound. */
   readonly bound: Bound;
@@ -84,112 +133,230 @@ export interface Measurement {
   readonly location: SourceLocation;
 }
 
+/** Baseline settings. */
+export interface BaselineSpec {
+  /** Default relative tolerance. */
+  readonly tolerance: number;
+  /** Relative tolerance by canonical metric name. */
+  readonly tolerances: ReadonlyMap<string, number>;
+  /** The snapshot file. */
+  readonly file: string;
+}
+
+/** A sweep: one or two keys and their values. */
+export interface SweepSpec {
+  /** Swept keys with their values, in file order. */
+  readonly axes: readonly { key: string; path: readonly PathPart[]; values: readonly number[]; location: SourceLocation }[];
+}
+
 /** A loaded scenario. */
 export interface Scenario {
   /** The scenario file. */
   readonly file: string;
+  /** The parsed file (for inline blocks and error positions). */
+  readonly source: YamlSource;
   /** Its name. */
   readonly name: string;
   /** What it checks. */
   readonly description: string;
   /** Tags for selection. */
   readonly tags: readonly string[];
-  /** Instance files, resolved against the scenario file. */
-  readonly instancePaths: readonly string[];
-  /** The common file, resolved against the scenario file. */
-  readonly commonPath: string;
   /** Seed override. */
   readonly seed?: number;
-  /** The assertions, in file order. */
+  /** The base configuration (each variant and sweep point starts from it). */
+  readonly config: ConfigRef;
+  /** Variants by name, in file order. */
+  readonly variants: ReadonlyMap<string, ConfigRef>;
+  /** The sweep, if any. */
+  readonly sweep?: SweepSpec;
+  /** `expect` assertions, in file order. */
   readonly assertions: readonly ScenarioAssertion[];
+  /** `expect_per_point` assertions. */
+  readonly perPoint: readonly ScenarioAssertion[];
+  /** `max_rate_meeting` SLOs. */
+  readonly slos: readonly ScenarioAssertion[];
+  /** Baseline comparison, if enabled. */
+  readonly baseline?: BaselineSpec;
   /** Measurements to compare with (validation scenarios). */
   readonly measured: readonly Measurement[];
+  /** Instance and common paths of the base configuration, when they are files (for tools). */
+  readonly instancePaths: readonly string[];
+  /** The base common file, when it is a file. */
+  readonly commonPath?: string;
 }
 
-/** The outcome of one assertion. */
-export interface AssertionResult {
-  /** The assertion. */
-  readonly assertion: ScenarioAssertion;
-  /** The metric's value in this run. */
-  readonly actual: number;
-  /** Whether it holds. */
-  readonly pass: boolean;
-  /** `file:line:col: expect.<key>: expected <op> <n>, got <actual>`. */
-  readonly message: string;
+/** The derived metric of sweeps. */
+export const MAX_RATE_MEETING = "max_rate_meeting";
+
+/** Parses `load_gen.request_rate` or `instance_groups[0].num_instances` into a path. */
+export function parseKeyPath(key: string): PathPart[] | undefined {
+  const out: PathPart[] = [];
+  for (const seg of key.split(".")) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$/.exec(seg);
+    if (!m) return undefined;
+    out.push(m[1]);
+    for (const ix of m[2].matchAll(/\[(\d+)\]/g)) out.push(Number(ix[1]));
+  }
+  return out;
 }
 
-/** How a simulated value compares with a measurement. */
-export interface MeasurementResult {
-  /** The measurement. */
-  readonly measurement: Measurement;
-  /** The simulated value. */
-  readonly simulated: number;
-  /** simulated / measured − 1. */
-  readonly error: number;
-  /** |error| ≤ max_error. */
-  readonly pass: boolean;
-  /** `file:line:col: measured[i]: …` */
-  readonly message: string;
+const CONFIG_ROOTS = ["instance_groups", "model_config", "load_gen", "serving_config"];
+
+function overridesAt(src: YamlSource, at: PathPart[], o: Record<string, unknown> | undefined): ScenarioOverride[] {
+  return Object.entries(o ?? {}).map(([key, value]) => {
+    const p = parseKeyPath(key);
+    if (!p || !CONFIG_ROOTS.includes(String(p[0]))) {
+      const near = closest(key.split(".")[0], CONFIG_ROOTS);
+      src.fail(
+        [...at, key],
+        `expected a dotted key path into ${CONFIG_ROOTS.join(", ")}${near ? `; did you mean '${near}'?` : ""}`,
+        true,
+      );
+    }
+    return { key, path: p, value, location: src.locate([...at, key]) };
+  });
 }
 
-/** The outcome of one scenario. */
-export interface ScenarioResult {
-  /** The scenario. */
-  readonly scenario: Scenario;
-  /** The run. */
-  readonly output: RunOutput;
-  /** One per assertion. */
-  readonly results: readonly AssertionResult[];
-  /** One per measurement. */
-  readonly measurements: readonly MeasurementResult[];
-  /** True when every assertion holds and every measurement is within its band. */
-  readonly pass: boolean;
-}
-
-function metricAt(src: YamlSource, path: (string | number)[], key: string, keyOnly: boolean): MetricRef {
+function metricAt(src: YamlSource, at: PathPart[], key: string, keyOnly: boolean): MetricRef {
   const metric = resolveMetric(key);
   if (!metric) {
     const near = closest(key, METRIC_KEY_NAMES);
-    src.fail(path, `unknown metric '${key}'${near ? `; did you mean '${near}'?` : ""}`, keyOnly);
+    src.fail(at, `unknown metric '${key}'${near ? `; did you mean '${near}'?` : ""}`, keyOnly);
   }
   return metric;
 }
 
-function parseAssertions(src: YamlSource, expect: Record<string, unknown>): ScenarioAssertion[] {
-  return Object.keys(expect).map((key) => {
-    const metric = metricAt(src, ["expect", key], key, true);
-    const bound = parseBound(expect[key]);
-    if (!bound) {
-      src.fail(
-        ["expect", key],
-        `expected "<op> <number>" with op one of < <= > >= ==, got ${JSON.stringify(expect[key])}`,
-      );
+function parseAssertions(
+  src: YamlSource,
+  at: string,
+  map: Record<string, unknown> | undefined,
+  variants: ReadonlySet<string>,
+  allowDerived: boolean,
+): ScenarioAssertion[] {
+  const refOk = (name: string) => {
+    const first = name.split(".")[0];
+    const rest = variants.has(first) ? name.slice(first.length + 1) : name;
+    return (allowDerived && rest === MAX_RATE_MEETING) || resolveMetric(rest) !== undefined;
+  };
+  return Object.entries(map ?? {}).map(([key, raw]) => {
+    const first = key.split(".")[0];
+    const variant = variants.has(first) ? first : "";
+    const name = variant ? key.slice(first.length + 1) : key;
+    const metric: MetricRef = allowDerived && name === MAX_RATE_MEETING
+      ? { name: MAX_RATE_MEETING, read: () => NaN }
+      : metricAt(src, [at, key], name, true);
+    const bound = parseBound(raw);
+    if (typeof bound === "string") src.fail([at, key], bound);
+    for (const ref of exprRefs(bound.rhs)) {
+      if (!refOk(ref)) src.fail([at, key], `unknown metric '${ref}' in the expression`);
     }
-    return { key, metric, bound, location: src.locate(["expect", key], true) };
+    return { key, variant, metric, bound, location: src.locate([at, key], true) };
   });
+}
+
+function configRef(
+  src: YamlSource,
+  at: PathPart[],
+  v: { instance_config?: string | string[]; instances?: unknown; common_config?: string; common?: unknown },
+  base: ConfigRef | undefined,
+  extra: ScenarioOverride[],
+): ConfigRef {
+  const rel = (p: string) => (isAbsolute(p) ? p : join(dirname(src.file), p));
+  if (v.instance_config !== undefined && v.instances !== undefined) {
+    src.fail([...at, "instances"], "give instance_config or instances, not both");
+  }
+  if (v.common_config !== undefined && v.common !== undefined) src.fail([...at, "common"], "give common_config or common, not both");
+  const instances = v.instances !== undefined
+    ? { inline: [...at, "instances"] }
+    : v.instance_config !== undefined
+    ? { files: (Array.isArray(v.instance_config) ? v.instance_config : [v.instance_config]).map(rel) }
+    : base?.instances;
+  const common = v.common !== undefined
+    ? { inline: [...at, "common"] }
+    : v.common_config !== undefined
+    ? { file: rel(v.common_config) }
+    : base?.common;
+  if (!instances) src.fail(at, "missing required key 'instance_config' (or inline 'instances')");
+  if (!common) src.fail(at, "missing required key 'common_config' (or inline 'common')");
+  return { instances, common, overrides: [...(base?.overrides ?? []), ...extra] };
 }
 
 /**
  * Reads and validates a scenario file.
  *
- * @throws {InputError} on a bad scenario file (the configs are checked when run)
+ * @throws {InputError} on a bad scenario file (the configurations are checked when run)
  */
 export function loadScenario(file: string, fs?: FileSystem): Scenario {
   const src = readYaml(file, fs);
-  const s = validate(src, ScenarioFileSchema);
-  if (!s.expect && !s.measured) src.fail([], "a scenario needs 'expect' assertions or 'measured' values");
+  const s: ScenarioFile = validate(src, ScenarioFileSchema);
+  const hasRuns = s.expect || s.measured || s.baseline || s.expect_per_point || s.max_rate_meeting;
+  if (!hasRuns) src.fail([], "a scenario needs 'expect' assertions, 'measured' values or 'baseline'");
   if (s.expect && Object.keys(s.expect).length === 0) src.fail(["expect"], "expected at least one assertion");
-  const rel = (p: string) => (isAbsolute(p) ? p : join(dirname(file), p));
+  const variantNames = new Set(Object.keys(s.variants ?? {}));
+  if (s.variants && s.sweep) src.fail(["sweep"], "variants and sweep cannot be combined in one scenario");
+  const everyVariantHasConfig = variantNames.size > 0 &&
+    Object.values(s.variants!).every((v) => (v.instance_config ?? v.instances) && (v.common_config ?? v.common));
+  const base = everyVariantHasConfig && !(s.instance_config ?? s.instances)
+    ? undefined
+    : configRef(src, [], s, undefined, overridesAt(src, ["overrides"], s.overrides));
+  const variants = new Map<string, ConfigRef>();
+  for (const [name, v] of Object.entries(s.variants ?? {})) {
+    if (name.includes(".")) src.fail(["variants", name], "a variant name cannot contain '.'", true);
+    variants.set(
+      name,
+      configRef(src, ["variants", name], v, base, [
+        ...(base ? [] : overridesAt(src, ["overrides"], s.overrides)),
+        ...overridesAt(src, ["variants", name, "overrides"], v.overrides),
+      ]),
+    );
+  }
+  let sweep: SweepSpec | undefined;
+  if (s.sweep) {
+    const keys = Object.keys(s.sweep);
+    if (keys.length === 0 || keys.length > 2) src.fail(["sweep"], "sweep one or two keys");
+    sweep = {
+      axes: keys.map((key) => {
+        const p = parseKeyPath(key);
+        if (!p || !CONFIG_ROOTS.includes(String(p[0]))) {
+          return src.fail(["sweep", key], `expected a dotted key path into ${CONFIG_ROOTS.join(", ")}`, true);
+        }
+        return { key, path: p, values: s.sweep![key], location: src.locate(["sweep", key]) };
+      }),
+    };
+  }
+  if (s.max_rate_meeting && (!sweep || sweep.axes.length !== 1)) {
+    src.fail(["max_rate_meeting"], "max_rate_meeting needs a sweep of exactly one key");
+  }
+  if (s.expect_per_point && !sweep) src.fail(["expect_per_point"], "expect_per_point needs a sweep");
   const stem = file.replace(/^.*[\\/]/, "").replace(/\.ya?ml$/i, "");
+  const name = s.name ?? stem;
+  const baseline: BaselineSpec | undefined = s.baseline
+    ? {
+      tolerance: (typeof s.baseline === "object" ? s.baseline.tolerance : undefined) ?? 0.05,
+      tolerances: new Map(
+        Object.entries((typeof s.baseline === "object" ? s.baseline.tolerances : undefined) ?? {}).map(([k, t]) => [
+          metricAt(src, ["baseline", "tolerances", k], k, true).name,
+          t,
+        ]),
+      ),
+      file: join(dirname(file), "__baselines__", `${name}.json`),
+    }
+    : undefined;
+  const firstConfig = base ?? variants.values().next().value!;
   return {
     file,
-    name: s.name ?? stem,
+    source: src,
+    name,
     description: s.description ?? "",
     tags: s.tags ?? [],
-    instancePaths: (Array.isArray(s.instance_config) ? s.instance_config : [s.instance_config]).map(rel),
-    commonPath: rel(s.common_config),
     seed: s.seed,
-    assertions: parseAssertions(src, s.expect ?? {}),
+    config: firstConfig,
+    variants,
+    sweep,
+    assertions: parseAssertions(src, "expect", s.expect, variantNames, !!s.max_rate_meeting),
+    perPoint: parseAssertions(src, "expect_per_point", s.expect_per_point, new Set(), false),
+    slos: parseAssertions(src, "max_rate_meeting", s.max_rate_meeting, new Set(), false),
+    baseline,
     measured: (s.measured ?? []).map((m, i) => ({
       key: m.metric,
       metric: metricAt(src, ["measured", i, "metric"], m.metric, false),
@@ -198,43 +365,7 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
       source: m.source,
       location: src.locate(["measured", i], false),
     })),
-  };
-}
-
-const show = (x: number) => (Number.isNaN(x) ? "undefined (no value)" : String(Number(x.toPrecision(6))));
-
-/**
- * Runs a scenario and checks its assertions.
- *
- * @throws {InputError} when the scenario's configuration is bad
- */
-export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult {
-  const output = runFiles(scenario.instancePaths, scenario.commonPath, { seed: scenario.seed, fs });
-  const results = scenario.assertions.map((a) => {
-    const actual = a.metric.read(output.summary);
-    const pass = holds(a.bound, actual);
-    const loc = a.location;
-    const message =
-      `${loc.file}:${loc.line}:${loc.col}: expect.${a.key}: expected ${a.metric.name} ${a.bound.op} ${a.bound.value}, got ${
-        show(actual)
-      }`;
-    return { assertion: a, actual, pass, message };
-  });
-  const measurements = scenario.measured.map((m, i) => {
-    const simulated = m.metric.read(output.summary);
-    const error = simulated / m.value - 1;
-    const pass = Math.abs(error) <= m.maxError;
-    const loc = m.location;
-    const message = `${loc.file}:${loc.line}:${loc.col}: measured[${i}]: ${m.metric.name} simulated ${
-      show(simulated)
-    } vs measured ${m.value} (${(error * 100).toFixed(1)}%), allowed ±${(m.maxError * 100).toFixed(0)}%`;
-    return { measurement: m, simulated, error, pass, message };
-  });
-  return {
-    scenario,
-    output,
-    results,
-    measurements,
-    pass: results.every((r) => r.pass) && measurements.every((m) => m.pass),
+    instancePaths: "files" in firstConfig.instances ? firstConfig.instances.files : [],
+    commonPath: "file" in firstConfig.common ? firstConfig.common.file : undefined,
   };
 }
