@@ -61,7 +61,10 @@ Deno.test("loadScenario() rejects an unknown metric with a suggestion", () => {
 
 Deno.test("loadScenario() rejects a bound that is not '<op> <number>'", () => {
   const dir = writeTemp({ "s.yaml": scenario('  ttft.p99: "fast"\n') });
-  assert.throws(() => loadScenario(`${dir}s.yaml`), /s\.yaml:5:13: expect\.ttft\.p99: expected "<op> <expression>" with op one of/);
+  assert.throws(
+    () => loadScenario(`${dir}s.yaml`),
+    /s\.yaml:5:13: expect\.ttft\.p99: expected "<op> <expression>" with op one of/,
+  );
 });
 
 Deno.test("every bundled scenario loads and names existing config files", () => {

@@ -66,7 +66,11 @@ export class YamlSource {
    * @param text the file's contents
    */
   constructor(file: string, text: string);
-  constructor(file: string, text: string, view?: { source: YamlSource; prefix: readonly PathPart[]; overrides: readonly Override[] }) {
+  constructor(
+    file: string,
+    text: string,
+    view?: { source: YamlSource; prefix: readonly PathPart[]; overrides: readonly Override[] },
+  ) {
     this.file = file;
     if (view) {
       this.#base = view;

@@ -145,7 +145,9 @@ export function parseBound(v: unknown): Bound | string {
   const m = /^\s*(<=|>=|==|<|>)?\s*(.*?)\s*(?:±\s*([-+]?(?:\d+\.?\d*|\.\d+))\s*(%)?)?\s*$/.exec(v);
   if (!m || m[2] === "") return `expected "<op> <expression>" with op one of < <= > >= ==, got ${JSON.stringify(v)}`;
   const op = (m[1] ?? "==") as Operator;
-  if (!m[1] && !NUM.test(m[2])) return `expected "<op> <expression>" with op one of < <= > >= ==, got ${JSON.stringify(v)}`;
+  if (!m[1] && !NUM.test(m[2])) {
+    return `expected "<op> <expression>" with op one of < <= > >= ==, got ${JSON.stringify(v)}`;
+  }
   const rhs = parseExpr(m[2]);
   if (typeof rhs === "string") return `${rhs} in ${JSON.stringify(v)}`;
   if (m[3] !== undefined && op !== "==") return "a ± tolerance goes with ==";
@@ -171,7 +173,9 @@ export function holds(b: Bound, actual: number, expected: number): boolean {
       return actual >= expected;
     case "==": {
       const t = b.tolerance;
-      const allowed = t ? (t.relative ? t.amount * Math.abs(expected) : t.amount) : 1e-9 * Math.max(1, Math.abs(expected));
+      const allowed = t
+        ? (t.relative ? t.amount * Math.abs(expected) : t.amount)
+        : 1e-9 * Math.max(1, Math.abs(expected));
       return Math.abs(actual - expected) <= allowed;
     }
   }

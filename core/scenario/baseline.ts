@@ -80,14 +80,25 @@ export function compareBaseline(
       spec.tolerance;
     const same = (Number.isNaN(b) && Number.isNaN(n)) || Math.abs(n - b) <= tol * Math.abs(b) + 1e-12;
     if (!same || !(k in stored) || !(k in now)) {
-      const change = Number.isFinite(b) && b !== 0 && Number.isFinite(n) ? `${n >= b ? "+" : ""}${((n / b - 1) * 100).toFixed(1)}%` : "—";
-      rows.push([name, Number.isNaN(b) ? "—" : fmt(b), Number.isNaN(n) ? "—" : fmt(n), change, `±${(tol * 100).toFixed(1)}%`]);
+      const change = Number.isFinite(b) && b !== 0 && Number.isFinite(n)
+        ? `${n >= b ? "+" : ""}${((n / b - 1) * 100).toFixed(1)}%`
+        : "—";
+      rows.push([
+        name,
+        Number.isNaN(b) ? "—" : fmt(b),
+        Number.isNaN(n) ? "—" : fmt(n),
+        change,
+        `±${(tol * 100).toFixed(1)}%`,
+      ]);
     }
   }
-  if (rows.length === 0) return { name: "baseline", pass: true, message: `${at}: ${keys.length} metrics within tolerance`, actual: NaN };
+  if (rows.length === 0) {
+    return { name: "baseline", pass: true, message: `${at}: ${keys.length} metrics within tolerance`, actual: NaN };
+  }
   const head = ["metric", "baseline", "now", "change", "tolerance"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (r: string[]) => "  " + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  const line = (r: string[]) =>
+    "  " + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   return {
     name: "baseline",
     pass: false,

@@ -75,14 +75,21 @@ export interface ScenarioResult {
 const show = (x: number) => (Number.isNaN(x) ? "undefined (no value)" : String(Number(x.toPrecision(6))));
 
 /** The sources of a configuration with overrides applied. */
-function sources(s: Scenario, c: ConfigRef, extra: readonly ScenarioOverride[], fs?: FileSystem): [YamlSource[], YamlSource] {
+function sources(
+  s: Scenario,
+  c: ConfigRef,
+  extra: readonly ScenarioOverride[],
+  fs?: FileSystem,
+): [YamlSource[], YamlSource] {
   const all = [...c.overrides, ...extra];
   const forInstances = all.filter((o) => o.path[0] === "instance_groups").map((o) => ({ ...o, path: o.path }));
   const forCommon = all.filter((o) => o.path[0] !== "instance_groups");
   const inst = "files" in c.instances
     ? c.instances.files.map((f, i) => readYaml(f, fs).view([], i === 0 ? forInstances : []))
     : [s.source.view(c.instances.inline, forInstances)];
-  const common = "file" in c.common ? readYaml(c.common.file, fs).view([], forCommon) : s.source.view(c.common.inline, forCommon);
+  const common = "file" in c.common
+    ? readYaml(c.common.file, fs).view([], forCommon)
+    : s.source.view(c.common.inline, forCommon);
   return [inst, common];
 }
 
@@ -143,7 +150,9 @@ export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult
     for (const p of s.perPoint) {
       for (const pt of points) {
         const actual = p.metric.read(pt.output.summary);
-        const passing = points.filter((q) => holds(p.bound, p.metric.read(q.output.summary), evalExpr(p.bound.rhs, (n) => read(q.output, n))));
+        const passing = points.filter((q) =>
+          holds(p.bound, p.metric.read(q.output.summary), evalExpr(p.bound.rhs, (n) => read(q.output, n)))
+        );
         const best = passing.length ? Math.max(...passing.map((q) => q.values[0])) : undefined;
         const hint = best !== undefined ? `; it holds up to ${a.key} = ${best}` : `; it holds at no swept point`;
         checks.push(check(p, actual, (n) => read(pt.output, n), `[${name(pt.values as number[])}] `, hint));
@@ -151,7 +160,9 @@ export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult
     }
     if (s.slos.length) {
       const meets = (out: RunOutput) =>
-        s.slos.every((slo) => holds(slo.bound, slo.metric.read(out.summary), evalExpr(slo.bound.rhs, (n) => read(out, n))));
+        s.slos.every((slo) =>
+          holds(slo.bound, slo.metric.read(out.summary), evalExpr(slo.bound.rhs, (n) => read(out, n)))
+        );
       const sorted = [...points].sort((p, q) => p.values[0] - q.values[0]);
       const firstFail = sorted.findIndex((p) => !meets(p.output));
       if (firstFail === -1) {

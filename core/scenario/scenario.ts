@@ -146,7 +146,12 @@ export interface BaselineSpec {
 /** A sweep: one or two keys and their values. */
 export interface SweepSpec {
   /** Swept keys with their values, in file order. */
-  readonly axes: readonly { key: string; path: readonly PathPart[]; values: readonly number[]; location: SourceLocation }[];
+  readonly axes: readonly {
+    key: string;
+    path: readonly PathPart[];
+    values: readonly number[];
+    location: SourceLocation;
+  }[];
 }
 
 /** A loaded scenario. */
@@ -254,18 +259,28 @@ function parseAssertions(
   });
 }
 
+/** A configuration under construction: any part may still be missing. */
+type PartialConfig = {
+  instances?: ConfigRef["instances"];
+  common?: ConfigRef["common"];
+  overrides: readonly ScenarioOverride[];
+};
+
 function configRef(
   src: YamlSource,
   at: PathPart[],
   v: { instance_config?: string | string[]; instances?: unknown; common_config?: string; common?: unknown },
-  base: ConfigRef | undefined,
+  base: PartialConfig | undefined,
   extra: ScenarioOverride[],
+  complete = true,
 ): ConfigRef {
   const rel = (p: string) => (isAbsolute(p) ? p : join(dirname(src.file), p));
   if (v.instance_config !== undefined && v.instances !== undefined) {
     src.fail([...at, "instances"], "give instance_config or instances, not both");
   }
-  if (v.common_config !== undefined && v.common !== undefined) src.fail([...at, "common"], "give common_config or common, not both");
+  if (v.common_config !== undefined && v.common !== undefined) {
+    src.fail([...at, "common"], "give common_config or common, not both");
+  }
   const instances = v.instances !== undefined
     ? { inline: [...at, "instances"] }
     : v.instance_config !== undefined
@@ -276,9 +291,9 @@ function configRef(
     : v.common_config !== undefined
     ? { file: rel(v.common_config) }
     : base?.common;
-  if (!instances) src.fail(at, "missing required key 'instance_config' (or inline 'instances')");
-  if (!common) src.fail(at, "missing required key 'common_config' (or inline 'common')");
-  return { instances, common, overrides: [...(base?.overrides ?? []), ...extra] };
+  if (complete && !instances) src.fail(at, "missing required key 'instance_config' (or inline 'instances')");
+  if (complete && !common) src.fail(at, "missing required key 'common_config' (or inline 'common')");
+  return { instances: instances!, common: common!, overrides: [...(base?.overrides ?? []), ...extra] };
 }
 
 /**
@@ -294,20 +309,22 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
   if (s.expect && Object.keys(s.expect).length === 0) src.fail(["expect"], "expected at least one assertion");
   const variantNames = new Set(Object.keys(s.variants ?? {}));
   if (s.variants && s.sweep) src.fail(["sweep"], "variants and sweep cannot be combined in one scenario");
-  const everyVariantHasConfig = variantNames.size > 0 &&
-    Object.values(s.variants!).every((v) => (v.instance_config ?? v.instances) && (v.common_config ?? v.common));
-  const base = everyVariantHasConfig && !(s.instance_config ?? s.instances)
-    ? undefined
-    : configRef(src, [], s, undefined, overridesAt(src, ["overrides"], s.overrides));
+  // With variants, the scenario level holds what they share and each variant completes it.
+  const shared = configRef(
+    src,
+    [],
+    s,
+    undefined,
+    overridesAt(src, ["overrides"], s.overrides),
+    variantNames.size === 0,
+  );
+  const base = variantNames.size === 0 ? shared : undefined;
   const variants = new Map<string, ConfigRef>();
   for (const [name, v] of Object.entries(s.variants ?? {})) {
     if (name.includes(".")) src.fail(["variants", name], "a variant name cannot contain '.'", true);
     variants.set(
       name,
-      configRef(src, ["variants", name], v, base, [
-        ...(base ? [] : overridesAt(src, ["overrides"], s.overrides)),
-        ...overridesAt(src, ["variants", name, "overrides"], v.overrides),
-      ]),
+      configRef(src, ["variants", name], v, shared, overridesAt(src, ["variants", name, "overrides"], v.overrides)),
     );
   }
   let sweep: SweepSpec | undefined;
