@@ -47,6 +47,7 @@ export type {
   LoadedTrace,
   LoadGenConfig,
   ModelConfig,
+  Override,
   ParallelConfig,
   PathPart,
   PlanOptions,

@@ -8,6 +8,7 @@
 export { describeValue, formatInputError, InputError } from "./errors.ts";
 export type { SourceLocation } from "./errors.ts";
 export { keyPathString, YamlSource } from "./source.ts";
+export type { Override } from "./source.ts";
 export type { PathPart } from "./source.ts";
 export { closest, editDistance, knownKeys, validate } from "./validate.ts";
 export {
