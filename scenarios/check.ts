@@ -1,18 +1,25 @@
 /**
- * `deno task check [files…] [--tag T]`: runs scenarios outside `deno test`
- * and prints one line per scenario (PASS or FAIL, key metrics, wall time),
- * then the messages of what failed. With no file, every scenario (the
- * validation ones included). Exits 1 when any scenario fails, 2 on bad input.
+ * `deno task check [files…] [--tag T] [--json-dir D]`: runs scenarios
+ * outside `deno test` and prints one line per scenario (PASS or FAIL, key
+ * metrics, wall time), then the messages of what failed; with `--json-dir`,
+ * writes each run's `--output_json` document there. With no file, every
+ * scenario (the validation ones included). Exits 1 when any scenario fails,
+ * 2 on bad input.
  *
  * @module
  */
 import { InputError } from "../core/config/errors.ts";
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { relative, scenarioFiles } from "./_files.ts";
+import { deploymentSection, poolSections, simulationSection } from "../core/run.ts";
+import { formatSummaryJson } from "../core/report/json.ts";
 
 const args = [...Deno.args];
 const tags: string[] = [];
 for (let i = args.indexOf("--tag"); i >= 0; i = args.indexOf("--tag")) tags.push(...args.splice(i, 2).slice(1));
+const jsonAt = args.indexOf("--json-dir");
+const jsonDir = jsonAt >= 0 ? args.splice(jsonAt, 2)[1] : undefined;
+if (jsonDir) Deno.mkdirSync(jsonDir, { recursive: true });
 const files = args.length ? args : scenarioFiles();
 
 let failed = 0;
@@ -32,6 +39,16 @@ for (const file of files) {
     line = `${r.pass ? "PASS" : "FAIL"}  ${s.name}  ttft.p99=${fmt(m.perMetric["TTFT(s)"].P99, "s")}  tpot.p99=${
       fmt(m.perMetric["TPOT(s)"].P99, "s")
     }  throughput=${fmt(m.overall["output_token_throughput(tok/s)"], " tok/s")}${extra}  (${wall.toFixed(2)} s)`;
+    if (jsonDir) {
+      for (const [run, out] of r.runs) {
+        const json = formatSummaryJson(out.summary, {
+          simulation: simulationSection(out),
+          deployment: deploymentSection(out),
+          ...poolSections(out),
+        });
+        Deno.writeTextFileSync(`${jsonDir}/${s.name}${run ? `.${run.replace(/[^\w.=-]+/g, "_")}` : ""}.json`, json);
+      }
+    }
     if (!r.pass) {
       failed++;
       messages.push(...r.checks.filter((c) => !c.pass).map((c) => c.message));

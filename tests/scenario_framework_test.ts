@@ -200,3 +200,18 @@ Deno.test("the JSON Schema is current, validates every bundled scenario and reje
   assert.equal(validate({ instance_config: "i.yaml", common_config: "c.yaml", expct: { "ttft.p99": "< 1" } }), false);
   assert.equal(validate.errors[0].params.additionalProperty, "expct");
 });
+
+Deno.test("deno task check --tag selects scenarios and --json-dir writes each run's JSON", async () => {
+  const dir = writeTemp({});
+  const r = await task("check", ["--tag", "comparison", "--json-dir", `${dir}json`]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.trimEnd().split("\n").map((l) => l.split("  ")[1]), ["pd-vs-aggregated-long-prompts"]);
+  const files = [...Deno.readDirSync(`${dir}json`)].map((e) => e.name).sort();
+  assert.deepEqual(files, [
+    "pd-vs-aggregated-long-prompts.agg.json",
+    "pd-vs-aggregated-long-prompts.disagg.json",
+    "pd-vs-aggregated-long-prompts.disagg_slow_link.json",
+  ]);
+  const doc = JSON.parse(Deno.readTextFileSync(`${dir}json/${files[1]}`));
+  assert.equal(doc.groups.length, 2);
+});
