@@ -20,10 +20,10 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `deno run cli.ts ...args` from `cwd` (default: the repository root). */
-export async function runCli(args: string[], cwd = ROOT): Promise<CliRun> {
+/** Runs `deno ...args` from `cwd` (default: the repository root), without colours. */
+export async function runDeno(args: string[], cwd = ROOT): Promise<CliRun> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--allow-read", "--allow-write", "--allow-env", `${ROOT}cli.ts`, ...args],
+    args,
     cwd,
     env: { NO_COLOR: "1" },
     stdout: "piped",
@@ -31,6 +31,16 @@ export async function runCli(args: string[], cwd = ROOT): Promise<CliRun> {
   }).output();
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** Runs `deno run cli.ts ...args` from `cwd` (default: the repository root). */
+export function runCli(args: string[], cwd = ROOT): Promise<CliRun> {
+  return runDeno(["run", "--quiet", "--allow-read", "--allow-write", "--allow-env", `${ROOT}cli.ts`, ...args], cwd);
+}
+
+/** Runs `deno task <name> ...args` (quietly) from the repository root. */
+export function runTask(name: string, args: string[]): Promise<CliRun> {
+  return runDeno(["task", "--quiet", name, ...args]);
 }
 
 /** Writes `files` (name → text) into a new temporary folder and returns its path (with a trailing slash). */

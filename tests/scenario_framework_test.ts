@@ -10,19 +10,7 @@ import { InputError } from "../core/config/errors.ts";
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { scenarioFiles } from "../scenarios/_files.ts";
 import { scenarioJsonSchema } from "../scenarios/_schema.ts";
-import { COMMON_OK, INSTANCE_OK, ROOT, writeTemp } from "./_helpers.ts";
-
-async function task(name: string, args: string[], cwd = ROOT) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "--quiet", name, ...args],
-    cwd,
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
+import { COMMON_OK, INSTANCE_OK, ROOT, runTask, writeTemp } from "./_helpers.ts";
 
 const indent = (text: string) => text.trimEnd().split("\n").map((l) => `  ${l}`).join("\n");
 
@@ -142,13 +130,13 @@ Deno.test("baseline round trip: deno task baseline, then deno task check passes;
     "c.yaml": COMMON_OK.replace("num_requests: 50", "num_requests: 300"),
     "s.yaml": `name: gate\ninstance_config: i.yaml\ncommon_config: c.yaml\nbaseline: {tolerance: 0.05}\n`,
   });
-  const before = await task("check", [`${dir}s.yaml`]);
+  const before = await runTask("check", [`${dir}s.yaml`]);
   assert.equal(before.code, 1);
   assert.match(before.stderr, /no baseline at .*__baselines__\/gate\.json: run `deno task baseline /);
-  const b = await task("baseline", [`${dir}s.yaml`]);
+  const b = await runTask("baseline", [`${dir}s.yaml`]);
   assert.equal(b.code, 0, b.stderr);
   assert.match(b.stdout, /wrote .*__baselines__\/gate\.json \(49 metrics\)/);
-  const ok = await task("check", [`${dir}s.yaml`]);
+  const ok = await runTask("check", [`${dir}s.yaml`]);
   assert.equal(ok.code, 0, ok.stderr);
   assert.match(ok.stdout, /^PASS {2}gate {2}ttft\.p99=/);
   // 10% fewer requests per second: throughput drops 10%, beyond the 5% tolerance.
@@ -156,7 +144,7 @@ Deno.test("baseline round trip: deno task baseline, then deno task check passes;
     `${dir}c.yaml`,
     Deno.readTextFileSync(`${dir}c.yaml`).replace("request_rate: 10.0", "request_rate: 9.0"),
   );
-  const bad = await task("check", [`${dir}s.yaml`]);
+  const bad = await runTask("check", [`${dir}s.yaml`]);
   assert.equal(bad.code, 1);
   assert.match(bad.stdout, /^FAIL {2}gate/);
   assert.match(bad.stderr, /s\.yaml:4:1: baseline: \d+ of 49 metrics moved beyond their tolerance/);
@@ -174,7 +162,7 @@ Deno.test("halving the instance count of a bundled config fails its scenario wit
   Deno.copyFileSync(`${ROOT}scenarios/llama8b_h100_chat.yaml`, `${dir}s.yaml`);
   const original = Deno.readTextFileSync(`${dir}configs/h100_tp1_x2.yaml`);
   Deno.writeTextFileSync(`${dir}configs/h100_tp1_x2.yaml`, original.replace("num_instances: 2", "num_instances: 1"));
-  const broken = await task("check", [`${dir}s.yaml`]);
+  const broken = await runTask("check", [`${dir}s.yaml`]);
   assert.equal(broken.code, 1);
   assert.match(broken.stdout, /^FAIL {2}llama8b-h100-chat /);
   assert.match(
@@ -182,7 +170,7 @@ Deno.test("halving the instance count of a bundled config fails its scenario wit
     new RegExp(`${dir}s\\.yaml:\\d+:3: expect\\.ttft\\.p99: expected TTFT\\(s\\)\\.P99 < 0\\.06, got [\\d.]+`),
   );
   Deno.writeTextFileSync(`${dir}configs/h100_tp1_x2.yaml`, original);
-  const fixed = await task("check", [`${dir}s.yaml`]);
+  const fixed = await runTask("check", [`${dir}s.yaml`]);
   assert.equal(fixed.code, 0, fixed.stderr);
   assert.match(fixed.stdout, /^PASS {2}llama8b-h100-chat /);
 });
@@ -203,7 +191,7 @@ Deno.test("the JSON Schema is current, validates every bundled scenario and reje
 
 Deno.test("deno task check --tag selects scenarios and --json-dir writes each run's JSON", async () => {
   const dir = writeTemp({});
-  const r = await task("check", ["--tag", "comparison", "--json-dir", `${dir}json`]);
+  const r = await runTask("check", ["--tag", "comparison", "--json-dir", `${dir}json`]);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(r.stdout.trimEnd().split("\n").map((l) => l.split("  ")[1]), ["pd-vs-aggregated-long-prompts"]);
   const files = [...Deno.readDirSync(`${dir}json`)].map((e) => e.name).sort();
