@@ -118,6 +118,27 @@ const ascend = (
 
 const A2_UP = 196 * G;
 
+/**
+ * A100's measured factors: matmul 271 of 312 TFLOPS BF16 (calibration §1);
+ * attention: FlashAttention-2 forward 50–73% on A100 (§1), mid-range 0.6;
+ * memory: gpt-fast's empirical peak of 1,700 of 2,039 GB/s (§2). L40S, with
+ * no measurement of its own, carries them over.
+ */
+const A100_EFFICIENCY = {
+  matmul: 0.87,
+  matmulLowPrecision: 0.87 * LOW_PRECISION_RATIO,
+  attention: 0.6,
+  memory: 0.834,
+  link: LINK_EFF,
+};
+
+/**
+ * H100's measured factors: matmul 795 of 989 BF16 (80%) and 1,403 of 1,979
+ * FP8 (71%, §1); attention: FlashAttention-3 75% (§1); memory: FlashMLA
+ * 3,000 of 3,350 GB/s on H800, the same HBM (§1). H800 (same die) shares them.
+ */
+const H100_EFFICIENCY = { matmul: 0.8, matmulLowPrecision: 0.71, attention: 0.75, memory: 0.9, link: LINK_EFF };
+
 /** Every catalog device by name. */
 export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freeze({
   TEST_DEVICE: ascend("TEST_DEVICE", [353.9, 353.9, 707.8, 707.8, 1415.6], 64 * GiB, 1.6 * TiB, A2_UP, 50 * G),
@@ -193,16 +214,7 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     memoryBytes: 80 * GiB, // 81,920 MiB as nvidia-smi reports it
     hbmBandwidth: 2.039 * T,
     peaks: { bf16: 312 * T, fp16: 312 * T, fp8: 0, int8: 624 * T, fp4: 0 },
-    // matmul: 271 of 312 TFLOPS BF16 (calibration §1); attention: FlashAttention-2
-    // forward 50–73% on A100 (§1), mid-range 0.6; memory: gpt-fast empirical
-    // peak 1,700 of 2,039 GB/s (§2).
-    efficiency: {
-      matmul: 0.87,
-      matmulLowPrecision: 0.87 * LOW_PRECISION_RATIO,
-      attention: 0.6,
-      memory: 0.834,
-      link: LINK_EFF,
-    },
+    efficiency: A100_EFFICIENCY,
     scaleUpBandwidth: 300 * G,
     scaleOutBandwidth: 6.25 * G, // AWS p4d
     provenance: "measured on A100: matmul (§1), attention (§1), HBM (§2), kernel and step costs (§2)",
@@ -213,9 +225,7 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     memoryBytes: 81559 * MiB,
     hbmBandwidth: 3.35 * T,
     peaks: { bf16: 989 * T, fp16: 989 * T, fp8: 1979 * T, int8: 1979 * T, fp4: 0 },
-    // matmul: 795 of 989 BF16 (80%), 1,403 of 1,979 FP8 (71%, §1); attention:
-    // FlashAttention-3 75% (§1); memory: FlashMLA 3,000 of 3,350 GB/s on H800, same HBM (§1).
-    efficiency: { matmul: 0.8, matmulLowPrecision: 0.71, attention: 0.75, memory: 0.9, link: LINK_EFF },
+    efficiency: H100_EFFICIENCY,
     scaleUpBandwidth: 450 * G,
     scaleOutBandwidth: 50 * G,
     provenance: "measured on H100/H800: matmul, attention, HBM (§1); kernel and step costs carried over from A100",
@@ -226,7 +236,7 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     memoryBytes: 81559 * MiB,
     hbmBandwidth: 3.35 * T,
     peaks: { bf16: 989 * T, fp16: 989 * T, fp8: 1979 * T, int8: 1979 * T, fp4: 0 },
-    efficiency: { matmul: 0.8, matmulLowPrecision: 0.71, attention: 0.75, memory: 0.9, link: LINK_EFF },
+    efficiency: H100_EFFICIENCY,
     scaleUpBandwidth: 200 * G, // DeepEP measures ~160 GB/s achieved
     scaleOutBandwidth: 50 * G,
     provenance: "as H100 (same die); HBM from FlashMLA on H800 (§1)",
@@ -261,14 +271,8 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     memoryBytes: 46068 * MiB,
     hbmBandwidth: 0.864 * T,
     peaks: { bf16: 362 * T, fp16: 362 * T, fp8: 733 * T, int8: 733 * T, fp4: 0 },
-    // No matmul measurement: A100's 0.87 is the nearest Ampere/Ada datum; GDDR6 taken at A100's 0.834.
-    efficiency: {
-      matmul: 0.87,
-      matmulLowPrecision: 0.87 * LOW_PRECISION_RATIO,
-      attention: 0.6,
-      memory: 0.834,
-      link: LINK_EFF,
-    },
+    // No matmul measurement: A100's factors are the nearest Ampere/Ada data; GDDR6 taken at A100's 0.834.
+    efficiency: A100_EFFICIENCY,
     scaleUpBandwidth: 31 * G, // no NVLink: PCIe Gen4 x16
     scaleOutBandwidth: 12.5 * G,
     provenance: "no L40S calibration: A100 factors carried over",
