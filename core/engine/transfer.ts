@@ -80,7 +80,10 @@ export class TransferManager {
     }
   }
 
-  /** Brings every transfer on the links of `engines` up to date and recomputes their rates. */
+  /**
+   * Brings every transfer on the links of `engines` up to date at its old
+   * rate (a newcomer has nothing to catch up), then recomputes their rates.
+   */
   #replan(engines: Iterable<number>, now: number, changed: Set<Transfer>): void {
     const touched = new Set<Transfer>();
     for (const e of engines) {
@@ -128,12 +131,7 @@ export class TransferManager {
       version: 0,
     };
     this.#byId.set(t.id, t);
-    // Bring the others up to date at their old rates before the newcomer takes a share.
     const changed = new Set<Transfer>();
-    for (const e of [from, to]) {
-      for (const x of this.#out[e]) this.#advance(x, now);
-      for (const x of this.#in[e]) this.#advance(x, now);
-    }
     this.#out[from].add(t);
     this.#in[to].add(t);
     this.#replan([from, to], now, changed);
@@ -148,10 +146,6 @@ export class TransferManager {
    */
   finish(t: Transfer, now: number): Transfer[] {
     const changed = new Set<Transfer>();
-    for (const e of [t.from, t.to]) {
-      for (const x of this.#out[e]) this.#advance(x, now);
-      for (const x of this.#in[e]) this.#advance(x, now);
-    }
     this.#out[t.from].delete(t);
     this.#in[t.to].delete(t);
     this.#byId.delete(t.id);
