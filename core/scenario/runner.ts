@@ -82,7 +82,7 @@ function sources(
   fs?: FileSystem,
 ): [YamlSource[], YamlSource] {
   const all = [...c.overrides, ...extra];
-  const forInstances = all.filter((o) => o.path[0] === "instance_groups").map((o) => ({ ...o, path: o.path }));
+  const forInstances = all.filter((o) => o.path[0] === "instance_groups");
   const forCommon = all.filter((o) => o.path[0] !== "instance_groups");
   const inst = "files" in c.instances
     ? c.instances.files.map((f, i) => readYaml(f, fs).view([], i === 0 ? forInstances : []))
@@ -102,6 +102,11 @@ function run(s: Scenario, c: ConfigRef, extra: readonly ScenarioOverride[], fs?:
 function read(out: RunOutput | undefined, name: string): number {
   const m = resolveMetric(name);
   return out && m ? m.read(out.summary) : NaN;
+}
+
+/** Whether an assertion on the run's own metrics holds for `out`. */
+function passes(a: ScenarioAssertion, out: RunOutput): boolean {
+  return holds(a.bound, a.metric.read(out.summary), evalExpr(a.bound.rhs, (n) => read(out, n)));
 }
 
 function check(
@@ -148,21 +153,16 @@ export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult
     }
     // Per-point assertions, with the nearest passing point when one fails.
     for (const p of s.perPoint) {
+      const passing = points.filter((q) => passes(p, q.output));
+      const best = passing.length ? Math.max(...passing.map((q) => q.values[0])) : undefined;
+      const hint = best !== undefined ? `; it holds up to ${a.key} = ${best}` : `; it holds at no swept point`;
       for (const pt of points) {
         const actual = p.metric.read(pt.output.summary);
-        const passing = points.filter((q) =>
-          holds(p.bound, p.metric.read(q.output.summary), evalExpr(p.bound.rhs, (n) => read(q.output, n)))
-        );
-        const best = passing.length ? Math.max(...passing.map((q) => q.values[0])) : undefined;
-        const hint = best !== undefined ? `; it holds up to ${a.key} = ${best}` : `; it holds at no swept point`;
         checks.push(check(p, actual, (n) => read(pt.output, n), `[${name(pt.values as number[])}] `, hint));
       }
     }
     if (s.slos.length) {
-      const meets = (out: RunOutput) =>
-        s.slos.every((slo) =>
-          holds(slo.bound, slo.metric.read(out.summary), evalExpr(slo.bound.rhs, (n) => read(out, n)))
-        );
+      const meets = (out: RunOutput) => s.slos.every((slo) => passes(slo, out));
       const sorted = [...points].sort((p, q) => p.values[0] - q.values[0]);
       const firstFail = sorted.findIndex((p) => !meets(p.output));
       if (firstFail === -1) {
