@@ -203,3 +203,29 @@ Deno.test("deno task check --tag selects scenarios and --json-dir writes each ru
   const doc = JSON.parse(Deno.readTextFileSync(`${dir}json/${files[1]}`));
   assert.equal(doc.groups.length, 2);
 });
+
+Deno.test("baseline per-metric tolerances apply to every run of a scenario, variants included", () => {
+  const dir = writeTemp({
+    "i.yaml": INSTANCE_OK,
+    "c.yaml": COMMON_OK,
+    "s.yaml": `name: tol
+common_config: c.yaml
+variants:
+  one: {instance_config: i.yaml}
+baseline: {tolerance: 0.01, tolerances: {ttft.p99: 0.5}}
+`,
+  });
+  const s = loadScenario(`${dir}s.yaml`);
+  const snap = runScenario({ ...s, baseline: undefined }).snapshot;
+  // The stored TTFT p99 of variant "one" is 30% off: within its own 50%, beyond the default 1%.
+  const stored: Record<string, number> = { ...snap, "one.TTFT(s).P99": snap["one.TTFT(s).P99"] * 1.3 };
+  Deno.mkdirSync(`${dir}__baselines__`);
+  Deno.writeTextFileSync(`${dir}__baselines__/tol.json`, JSON.stringify(stored));
+  const ok = runScenario(s).checks.at(-1)!;
+  assert.equal(ok.pass, true, ok.message);
+  stored["one.TTFT(s).MEDIAN"] = snap["one.TTFT(s).MEDIAN"] * 1.3;
+  Deno.writeTextFileSync(`${dir}__baselines__/tol.json`, JSON.stringify(stored));
+  const bad = runScenario(s).checks.at(-1)!;
+  assert.equal(bad.pass, false);
+  assert.match(bad.message, /\n {2}one\.TTFT\(s\)\.MEDIAN +[\d.]+ +[\d.]+ +-23\.1% +±1\.0%$/);
+});

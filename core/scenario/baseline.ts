@@ -39,13 +39,17 @@ export function formatBaseline(snap: Record<string, number>): string {
     "\n";
 }
 
-const metricOf = (key: string) => {
-  // "<variant or point>.<metric>": the metric is what follows the first dot
-  // when the key does not start with a metric name itself.
-  const known = [...METRIC_COLUMNS, ...OVERALL_KEYS];
-  if (known.some((m) => key.startsWith(m))) return key.replace(/\.(AVERAGE|MIN|MAX|MEDIAN|P75|P90|P99)$/, "");
-  return key.slice(key.indexOf(".") + 1).replace(/\.(AVERAGE|MIN|MAX|MEDIAN|P75|P90|P99)$/, "");
-};
+/** Every metric a snapshot holds per run, by canonical name (what `snapshot` writes after the run prefix). */
+const METRIC_NAMES = Object.keys(snapshot(
+  {
+    perMetric: Object.fromEntries(METRIC_COLUMNS.map((c) => [c, {}])),
+    overall: {},
+  } as unknown as Summary,
+  "",
+));
+
+/** The canonical metric of a snapshot key `<run prefix>.<metric>` (variants and sweep points have a prefix). */
+const metricOf = (key: string) => METRIC_NAMES.find((m) => key === m || key.endsWith(`.${m}`)) ?? key;
 
 /**
  * Compares a run's snapshot with the stored baseline.
@@ -74,17 +78,14 @@ export function compareBaseline(
   for (const k of keys) {
     const b = stored[k] ?? NaN;
     const n = now[k] ?? NaN;
-    const name = k.endsWith(".") ? k : k;
-    const full = k.replace(/^[^.]*=[^.]*\./, "");
-    const tol = spec.tolerances.get(full) ?? spec.tolerances.get(metricOf(k) + k.slice(metricOf(k).length)) ??
-      spec.tolerance;
+    const tol = spec.tolerances.get(metricOf(k)) ?? spec.tolerance;
     const same = (Number.isNaN(b) && Number.isNaN(n)) || Math.abs(n - b) <= tol * Math.abs(b) + 1e-12;
     if (!same || !(k in stored) || !(k in now)) {
       const change = Number.isFinite(b) && b !== 0 && Number.isFinite(n)
         ? `${n >= b ? "+" : ""}${((n / b - 1) * 100).toFixed(1)}%`
         : "—";
       rows.push([
-        name,
+        k,
         Number.isNaN(b) ? "—" : fmt(b),
         Number.isNaN(n) ? "—" : fmt(n),
         change,
