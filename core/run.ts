@@ -97,11 +97,16 @@ export function describeRun(out: RunOutput): string {
     : Number.isFinite(a.rate) && a.process !== "burst"
     ? `${a.rate} req/s ${a.process}`
     : "all at t=0";
+  const lengths = w.classes && w.classes.length > 1
+    ? `${w.classes.length} classes (${
+      w.classes.map((c) => `${c.name}: ${describeLength(c.input)} in / ${describeLength(c.output)} out`).join("; ")
+    })`
+    : `${describeLength(w.input)} in / ${describeLength(w.output)} out`;
   return `Simulated ${plan.model.id} (${params}B, ${plan.config.common.model_config.quantize_linear_action}) on ${groups}: ${
     plural(plan.input.engines.length, "engine")
-  }, ${plural(w.numRequests, "request")} of ${
-    w.label ?? `${describeLength(w.input)} in / ${describeLength(w.output)} out at ${rate}`
-  }${cacheNote(summary)}, ${summary.simulatedSeconds.toFixed(1)} s simulated`;
+  }, ${plural(w.numRequests, "request")} of ${w.label ?? `${lengths} at ${rate}`}${cacheNote(summary)}, ${
+    summary.simulatedSeconds.toFixed(1)
+  } s simulated`;
 }
 
 const gib = (b: number) => b / 2 ** 30;

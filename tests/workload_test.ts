@@ -3,7 +3,7 @@
  * dump/replay round trip, request classes and prefix caching.
  */
 import assert from "node:assert/strict";
-import { runFiles } from "../core/run.ts";
+import { describeRun, runFiles } from "../core/run.ts";
 import { COMMON_OK, INSTANCE_OK, memoryFs, runCli, writeTemp } from "./_helpers.ts";
 
 const common = (loadGen: string, serving = "") =>
@@ -131,6 +131,10 @@ Deno.test("request classes mix by weight, each with its own lengths", () => {
   });
   const share = [...out.result.requests.input].filter((x) => x === 100).length / 20000;
   assert.ok(Math.abs(share - 0.75) < 0.01, `${share}`);
+  assert.match(
+    describeRun(out),
+    /20000 requests of 2 classes \(class0: 100 in \/ 2 out; class1: 200 in \/ 2 out\) at all at t=0,/,
+  );
 });
 
 Deno.test("prefix caching: N shared blocks give a hit rate of N × (requests − 1) / prompt blocks, and references return to 0", () => {

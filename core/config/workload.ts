@@ -5,7 +5,7 @@
  * @module
  */
 import type { WorkloadSpec } from "../engine/types.ts";
-import { describeLength, maxLength, meanLength } from "../workload/lengths.ts";
+import { maxLength, meanLength } from "../workload/lengths.ts";
 import type { LengthDist } from "../workload/lengths.ts";
 import type { RequestClass } from "../workload/source.ts";
 import { TraceSource } from "../workload/trace.ts";
@@ -113,17 +113,7 @@ export function workloadOf(
     }];
   }
   const one = classes.length === 1 ? classes[0] : undefined;
-  const rateText = a.rate_schedule
-    ? `a ${a.process} rate schedule`
-    : a.request_rate !== undefined && Number.isFinite(a.request_rate) && a.process !== "burst"
-    ? `${a.request_rate} req/s ${a.process}`
-    : "all at t=0";
   return {
-    label: one
-      ? undefined
-      : `${classes.length} classes (${
-        classes.map((c) => `${c.name}: ${describeLength(c.input)} in / ${describeLength(c.output)} out`).join("; ")
-      }) at ${rateText}`,
     numRequests: lg.num_requests,
     input: one?.input ?? mixture(classes, "input"),
     output: one?.output ?? mixture(classes, "output"),

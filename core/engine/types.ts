@@ -75,7 +75,7 @@ export interface WorkloadSpec {
   readonly classes?: readonly RequestClass[];
   /** Makes a fresh request stream (traces); when set, it replaces arrival, lengths and classes. */
   readonly source?: () => RequestSource;
-  /** How to describe the workload, when `input`/`output` do not say it (traces). */
+  /** How to describe the workload, when arrival and lengths do not say it (traces). */
   readonly label?: string;
   /** Requests in the run. */
   readonly numRequests: number;
