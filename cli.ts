@@ -9,12 +9,11 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { InputError } from "./core/config/errors.ts";
-import { deploymentSection, describeRun, pools, poolSections, runFiles, simulationSection } from "./core/run.ts";
+import { describeRun, pools, runFiles, runJson } from "./core/run.ts";
 import { formatGroupTable } from "./core/report/groups.ts";
 import type { RunOutput } from "./core/run.ts";
 import type { StepRecord, TransferRecord } from "./core/engine/types.ts";
 import { formatSummaryTable } from "./core/report/table.ts";
-import { formatSummaryJson } from "./core/report/json.ts";
 import { formatChromeTrace, formatRequestCsv } from "./core/report/profile.ts";
 import { formatTraceLine } from "./core/workload/trace.ts";
 
@@ -221,12 +220,7 @@ export async function main(args: string[]): Promise<number> {
     err(`warning: ${u.count} request(s) can never be served and were left out of the summary: ${u.reason}`);
   }
 
-  const json = () =>
-    formatSummaryJson(out.summary, {
-      simulation: simulationSection(out),
-      deployment: deploymentSection(out),
-      ...poolSections(out),
-    });
+  const json = () => runJson(out);
   const text = opts.format === "json"
     ? json()
     : opts.format === "csv"

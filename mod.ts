@@ -28,6 +28,7 @@ export {
   pools,
   poolSections,
   runFiles,
+  runJson,
   runSources,
   simulationSection,
 } from "./core/run.ts";

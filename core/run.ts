@@ -15,6 +15,7 @@ import type { SimulationOptions, SimulationResult } from "./engine/types.ts";
 import { summarize } from "./metrics/summary.ts";
 import type { Summary } from "./metrics/summary.ts";
 import { paramCounts } from "./model/model_spec.ts";
+import { formatSummaryJson } from "./report/json.ts";
 import { poolStats } from "./metrics/groups.ts";
 import type { PoolStats } from "./metrics/groups.ts";
 import { describeLength } from "./workload/lengths.ts";
@@ -210,6 +211,18 @@ const poolJson = (p: PoolStats) => ({
 export function poolSections(out: RunOutput): { groups: unknown[]; instances: unknown[] } {
   const p = pools(out);
   return { groups: p.groups.map(poolJson), instances: p.instances.map(poolJson) };
+}
+
+/**
+ * The `--output_json` document of a run: the contract's two sections and
+ * the ext `simulation`, `deployment`, `groups` and `instances` sections.
+ */
+export function runJson(out: RunOutput): string {
+  return formatSummaryJson(out.summary, {
+    simulation: simulationSection(out),
+    deployment: deploymentSection(out),
+    ...poolSections(out),
+  });
 }
 
 /** The ext `simulation` section of the JSON output: what ran, deterministic. */

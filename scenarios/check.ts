@@ -11,8 +11,7 @@
 import { InputError } from "../core/config/errors.ts";
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { relative, scenarioFiles } from "./_files.ts";
-import { deploymentSection, poolSections, simulationSection } from "../core/run.ts";
-import { formatSummaryJson } from "../core/report/json.ts";
+import { runJson } from "../core/run.ts";
 
 const args = [...Deno.args];
 const tags: string[] = [];
@@ -41,12 +40,10 @@ for (const file of files) {
     }  throughput=${fmt(m.overall["output_token_throughput(tok/s)"], " tok/s")}${extra}  (${wall.toFixed(2)} s)`;
     if (jsonDir) {
       for (const [run, out] of r.runs) {
-        const json = formatSummaryJson(out.summary, {
-          simulation: simulationSection(out),
-          deployment: deploymentSection(out),
-          ...poolSections(out),
-        });
-        Deno.writeTextFileSync(`${jsonDir}/${s.name}${run ? `.${run.replace(/[^\w.=-]+/g, "_")}` : ""}.json`, json);
+        Deno.writeTextFileSync(
+          `${jsonDir}/${s.name}${run ? `.${run.replace(/[^\w.=-]+/g, "_")}` : ""}.json`,
+          runJson(out),
+        );
       }
     }
     if (!r.pass) {
