@@ -47,12 +47,17 @@ function layoutChange(k: Kernels, l: EngineLayout, ffnTp: number, ffnDp: number,
   return k.collective("all_gather", ffnTp, groupBytes) + k.collective("reduce_scatter", ffnTp, groupBytes);
 }
 
-/** The dense SwiGLU MLP (gate and up fused, then down), laid out as mlpTp × mlpDp. */
+/**
+ * The dense SwiGLU MLP (gate and up fused, then down), laid out as
+ * `ffnTp × ffnDp` (default: mlpTp × mlpDp). With `ownReduction` false its
+ * output is reduced by the caller (shared experts, summed with the routed ones).
+ */
 export function denseFfn(
   f: FfnInput,
   intermediate = f.model.intermediate,
   ffnTp = f.layout.mlpTp,
   ffnDp = f.layout.mlpDp,
+  ownReduction = true,
 ): FfnBlock {
   const { model: m, k, layout: l, wb, peak } = f;
   const h = m.hidden;
@@ -66,7 +71,7 @@ export function denseFfn(
       acc.linear += k.gemm(T, 2 * inter, h, wb, peak) + k.gemm(T, h, inter, wb, peak);
       // Post-attention residual-add + RMSNorm on the engine's tokens; SiLU-and-mul on the FFN's.
       acc.elementwise += k.stream(ACT_BYTES * (4 * h * b.tokens + 3 * inter * T), 2);
-      acc.communication += layoutChange(k, l, ffnTp, ffnDp, b.tokens, h);
+      if (ownReduction) acc.communication += layoutChange(k, l, ffnTp, ffnDp, b.tokens, h);
     },
   };
 }
@@ -96,7 +101,8 @@ export function moeFfn(f: FfnInput): FfnBlock {
   const localExperts = Math.ceil(e.experts / l.ep);
   const inter = e.expertIntermediate / l.moeTp;
   const sharedInter = e.sharedIntermediate * e.sharedExperts;
-  const shared = sharedInter > 0 ? denseFfn(f, sharedInter, l.tp, l.dp) : undefined;
+  // The shared experts' output joins the routed output before one reduction (below).
+  const shared = sharedInter > 0 ? denseFfn(f, sharedInter, l.tp, l.dp, false) : undefined;
   const tokenShare = l.dp / l.moeDp; // tokens in this device's MoE group per engine token
   const dispatchBytes = peak === "bf16" || peak === "fp16" ? ACT_BYTES : 1;
   const groupRanks = l.ep * l.moeTp;
@@ -122,12 +128,8 @@ export function moeFfn(f: FfnInput): FfnBlock {
         groupedGemm(k, pairs, touched, 2 * inter, h, wb, peak, localExperts, share) +
         groupedGemm(k, pairs, touched, h, inter, wb, peak, localExperts, share);
       acc.elementwise += k.stream(ACT_BYTES * 3 * inter * pairs, 1);
-      if (shared) {
-        // The shared experts' output joins the routed output before one reduction.
-        const c = acc.communication;
-        shared.add(b, acc);
-        acc.communication = c;
-      } else {
+      if (shared) shared.add(b, acc);
+      else {
         acc.elementwise += k.stream(ACT_BYTES * 4 * h * T, 1); // post-attention norm
       }
       if (l.ep > 1) {

@@ -90,6 +90,8 @@ export class RooflineCostModel {
   #vocabPerRank: number;
   #acc: TimeParts = { linear: 0, attention: 0, elementwise: 0, communication: 0 };
   #draftShape: BatchShape = emptyBatch();
+  /** The FFN kinds present and how many layers use each (built once: stepTime is the hot path). */
+  #ffnLayers: [FfnBlock, number][] = [];
 
   /**
    * Builds the layer blocks of one device.
@@ -108,6 +110,8 @@ export class RooflineCostModel {
     this.#denseLayers = m.layers - this.#moeLayers;
     if (this.#denseLayers > 0) this.#dense = denseFfn(ffn);
     if (this.#moeLayers > 0) this.#moe = moeFfn(ffn);
+    if (this.#dense) this.#ffnLayers.push([this.#dense, this.#denseLayers]);
+    if (this.#moe) this.#ffnLayers.push([this.#moe, this.#moeLayers]);
     this.#vocabPerRank = Math.ceil(m.vocab / l.lmheadTp);
     const a = this.#attention;
     this.shapes = {
@@ -164,8 +168,7 @@ export class RooflineCostModel {
     let attention = acc.attention * m.layers;
     let elementwise = acc.elementwise * m.layers;
     let communication = acc.communication * m.layers;
-    for (const [block, layers] of [[this.#dense, this.#denseLayers], [this.#moe, this.#moeLayers]] as const) {
-      if (!block || layers === 0) continue;
+    for (const [block, layers] of this.#ffnLayers) {
       acc.linear =
         acc.attention =
         acc.elementwise =
