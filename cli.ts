@@ -9,7 +9,8 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { InputError } from "./core/config/errors.ts";
-import { describeRun, pools, runFiles, runJson } from "./core/run.ts";
+import { describeRun, diagnostics, pools, runFiles, runJson } from "./core/run.ts";
+import { formatExtSection } from "./core/report/ext_table.ts";
 import { formatGroupTable } from "./core/report/groups.ts";
 import type { RunOutput } from "./core/run.ts";
 import type { StepRecord, TransferRecord } from "./core/engine/types.ts";
@@ -219,13 +220,14 @@ export async function main(args: string[]): Promise<number> {
   for (const u of out.summary.unservable) {
     err(`warning: ${u.count} request(s) can never be served and were left out of the summary: ${u.reason}`);
   }
+  for (const line of diagnostics(out)) err(line);
 
   const json = () => runJson(out);
   const text = opts.format === "json"
     ? json()
     : opts.format === "csv"
     ? formatRequestCsv(out.result.requests)
-    : formatSummaryTable(out.summary) + formatGroupTable(pools(out).groups);
+    : formatSummaryTable(out.summary) + formatExtSection(out.summary) + formatGroupTable(pools(out).groups);
   await Deno.stdout.write(encoder.encode(text));
   if (opts.output_json) Deno.writeTextFileSync(opts.output_json, json());
   if (opts.enable_profiling) {

@@ -13,9 +13,10 @@ import type { SimulationPlan } from "./config/plan.ts";
 import { simulate } from "./engine/simulator.ts";
 import type { SimulationOptions, SimulationResult } from "./engine/types.ts";
 import { summarize } from "./metrics/summary.ts";
-import type { Summary } from "./metrics/summary.ts";
+import type { GoodputSlos, Summary } from "./metrics/summary.ts";
 import { paramCounts } from "./model/model_spec.ts";
-import { formatSummaryJson } from "./report/json.ts";
+import { formatSummaryJson, summaryExtSections } from "./report/json.ts";
+import { kvStarvedLine, overloadWarning } from "./report/diagnostics.ts";
 import { poolStats } from "./metrics/groups.ts";
 import type { PoolStats } from "./metrics/groups.ts";
 import { describeLength } from "./workload/lengths.ts";
@@ -37,6 +38,8 @@ export interface RunOptions extends SimulationOptions {
   seed?: number;
   /** Where files are read from (default: the real filesystem). */
   fs?: FileSystem;
+  /** Per-request SLOs for goodput. */
+  goodput?: GoodputSlos;
 }
 
 /**
@@ -64,7 +67,7 @@ export function runSources(instances: readonly YamlSource[], common: YamlSource,
 function runLoaded(cfg: LoadedConfig, options: RunOptions): RunOutput {
   const plan = buildPlan(cfg, { seed: options.seed });
   const result = simulate(plan.input, options);
-  return { plan, result, summary: summarize(result) };
+  return { plan, result, summary: summarize(result, { goodput: options.goodput }) };
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -182,9 +185,38 @@ export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
   });
 }
 
+/** The run's span for time averages: from the first arrival to the last event, µs. */
+function window(out: RunOutput): number {
+  const t = out.result.requests;
+  return out.result.endTime - (t.count > 0 ? t.arrival[0] : 0);
+}
+
 /** Per-group and per-instance figures of a run. */
 export function pools(out: RunOutput): { groups: PoolStats[]; instances: PoolStats[] } {
-  return poolStats(out.plan.groups.map((g) => g.name), out.result.engines, out.result.endTime);
+  return poolStats(out.plan.groups.map((g) => g.name), out.result.engines, window(out));
+}
+
+/**
+ * Lines for stderr that diagnose the run: overload (achieved against
+ * offered rate, client waits) and a KV cache too small for the workload.
+ */
+export function diagnostics(out: RunOutput): string[] {
+  const { plan, summary, result } = out;
+  const t = result.requests;
+  let tokens = 0;
+  for (let i = 0; i < t.count; i++) tokens += t.input[i] + t.output[i];
+  const lines = [
+    overloadWarning(summary, plan.input.workload.maxConcurrency),
+    kvStarvedLine(
+      summary,
+      plan.groups.filter((g) => g.role !== "prefill").map((g) => ({
+        group: g.name,
+        tokensPerEngine: g.memory.kvTokens,
+      })),
+      t.count > 0 ? tokens / t.count : 1,
+    ),
+  ];
+  return lines.filter((x): x is string => x !== undefined);
 }
 
 const poolJson = (p: PoolStats) => ({
@@ -192,10 +224,13 @@ const poolJson = (p: PoolStats) => ({
   ...(p.instance >= 0 ? { instance: p.instance } : {}),
   role: p.role,
   engines: p.engines,
-  busy_fraction: p.busyFraction,
+  batch_occupancy: p.headroom.batchOccupancy,
+  kv_occupancy: p.headroom.kvOccupancy,
+  kv_occupancy_peak: p.headroom.kvOccupancyPeak,
+  mfu: p.headroom.mfu,
+  mbu: p.headroom.mbu,
   mean_batch: p.meanBatch,
   peak_batch: p.peakBatch,
-  peak_kv_fraction: p.peakKvFraction,
   preemptions: p.preemptions,
   kv_transfers: {
     count: p.transfers,
@@ -219,6 +254,7 @@ export function poolSections(out: RunOutput): { groups: unknown[]; instances: un
  */
 export function runJson(out: RunOutput): string {
   return formatSummaryJson(out.summary, {
+    ...summaryExtSections(out.summary),
     simulation: simulationSection(out),
     deployment: deploymentSection(out),
     ...poolSections(out),
@@ -246,10 +282,10 @@ export function simulationSection(out: RunOutput): Record<string, unknown> {
         },
       }
       : {}),
+    diagnostics: diagnostics(out),
     engines: result.engines.map((e) => ({
       name: e.label,
       steps: e.steps,
-      busy_fraction: result.endTime > 0 ? e.busy / result.endTime : 0,
       mean_batch: e.steps > 0 ? e.batchedSeqs / e.steps : 0,
       peak_batch: e.peakBatch,
       peak_kv_blocks: e.peakKvBlocks,

@@ -59,7 +59,9 @@ Deno.test("cli --output_json writes the contract's two sections with the console
     "MEDIAN",
     "P75",
     "P90",
+    "P95",
     "P99",
+    "P99.9",
   ]);
   assert.equal(doc.overall_summary.total_requests, 1000);
   assert.equal(doc.overall_summary.total_output_tokens, 256000);

@@ -167,7 +167,9 @@ Deno.test("halving the instance count of a bundled config fails its scenario wit
   assert.match(broken.stdout, /^FAIL {2}llama8b-h100-chat /);
   assert.match(
     broken.stderr,
-    new RegExp(`${dir}s\\.yaml:\\d+:3: expect\\.ttft\\.p99: expected TTFT\\(s\\)\\.P99 < 0\\.06, got [\\d.]+`),
+    new RegExp(
+      `${dir}s\\.yaml:\\d+:3: expect\\.ttft\\.p99: expected TTFT_FROM_ARRIVAL\\(s\\)\\.P99 < 0\\.06, got [\\d.]+`,
+    ),
   );
   Deno.writeTextFileSync(`${dir}configs/h100_tp1_x2.yaml`, original);
   const fixed = await runTask("check", [`${dir}s.yaml`]);
@@ -212,7 +214,7 @@ Deno.test("baseline per-metric tolerances apply to every run of a scenario, vari
 common_config: c.yaml
 variants:
   one: {instance_config: i.yaml}
-baseline: {tolerance: 0.01, tolerances: {ttft.p99: 0.5}}
+baseline: {tolerance: 0.01, tolerances: {ttft_from_send.p99: 0.5}}
 `,
   });
   const s = loadScenario(`${dir}s.yaml`);

@@ -22,7 +22,9 @@ Deno.test("runScenario() reports a failed assertion with file:line, the bound an
   assert.equal(failed.pass, false);
   assert.match(
     failed.message,
-    new RegExp(`^${dir}s\\.yaml:6:3: expect\\.ttft\\.p99: expected TTFT\\(s\\)\\.P99 < 0\\.000001, got 0\\.0\\d+$`),
+    new RegExp(
+      `^${dir}s\\.yaml:6:3: expect\\.ttft\\.p99: expected TTFT_FROM_ARRIVAL\\(s\\)\\.P99 < 0\\.000001, got 0\\.0\\d+$`,
+    ),
   );
 });
 
@@ -40,7 +42,7 @@ Deno.test("loadScenario() resolves config paths against the scenario file and ac
   assert.deepEqual(s.assertions.map((a) => a.metric.name), [
     "TTFT(s).P99",
     "TPOT(s).MEDIAN",
-    "E2E_TIME(s).AVERAGE",
+    "E2E_FROM_ARRIVAL(s).AVERAGE",
     "OUTPUT_TOKEN_THROUGHPUT(tok/s).P90",
     "output_token_throughput(tok/s)",
     "request_throughput(req/s)",

@@ -26,22 +26,51 @@ const PREFILL_ONLY = 1;
 const DECODE_ONLY = 2;
 const ALL = PREFILL_ONLY | DECODE_ONLY;
 
+/** Why a request can never complete on an engine. */
+type Unservable = "context" | "kv" | "budget";
+
+function unservable(s: EngineSpec, input: number, output: number): Unservable | undefined {
+  if (s.maxModelLen !== undefined && input + output > s.maxModelLen) return "context";
+  if (Math.ceil((input + output - 1) / s.blockSize) > s.kvBlocks) return "kv";
+  if (!s.chunkedPrefill && input > s.maxTokens) return "budget";
+  return undefined;
+}
+
 /**
  * Why a request of `input` prompt and `output` generated tokens can never
- * complete on an engine of this spec, or undefined when it can.
+ * complete on an engine of this spec, with the request's own numbers, or
+ * undefined when it can.
  */
 export function unservableReason(s: EngineSpec, input: number, output: number): string | undefined {
-  if (s.maxModelLen !== undefined && input + output > s.maxModelLen) {
-    return `prompt + output (${input + output} tokens) exceeds the model's context length (${s.maxModelLen})`;
+  switch (unservable(s, input, output)) {
+    case "context":
+      return `prompt + output (${input + output} tokens) exceeds the model's context length (${s.maxModelLen})`;
+    case "kv": {
+      const blocks = Math.ceil((input + output - 1) / s.blockSize);
+      return `needs ${blocks} KV blocks (${input + output - 1} tokens) but an engine holds ${s.kvBlocks} (${
+        s.kvBlocks * s.blockSize
+      } tokens)`;
+    }
+    case "budget":
+      return `prompt of ${input} tokens exceeds max_tokens_budget (${s.maxTokens}) with chunked prefill off`;
   }
-  const blocks = Math.ceil((input + output - 1) / s.blockSize);
-  if (blocks > s.kvBlocks) {
-    return `needs ${blocks} KV blocks (${input + output - 1} tokens) but an engine holds ${s.kvBlocks} (${
-      s.kvBlocks * s.blockSize
-    } tokens)`;
-  }
-  if (!s.chunkedPrefill && input > s.maxTokens) {
-    return `prompt of ${input} tokens exceeds max_tokens_budget (${s.maxTokens}) with chunked prefill off`;
+  return undefined;
+}
+
+/**
+ * The same as {@link unservableReason} without the request's numbers, so
+ * that requests unservable for one reason are counted under one line.
+ */
+export function unservableCategory(s: EngineSpec, input: number, output: number): string | undefined {
+  switch (unservable(s, input, output)) {
+    case "context":
+      return `prompt + output exceeds the model's context length (${s.maxModelLen} tokens)`;
+    case "kv":
+      return `prompt + output exceeds the KV cache of an engine (${s.kvBlocks} blocks of ${s.blockSize} = ${
+        s.kvBlocks * s.blockSize
+      } tokens)`;
+    case "budget":
+      return `prompt exceeds max_tokens_budget (${s.maxTokens}) with chunked prefill off`;
   }
   return undefined;
 }
@@ -91,6 +120,22 @@ export class Engine implements EngineLoad {
   served = 0;
   batchedSeqs = 0;
   peakBatch = 0;
+  /** Σ sequences in the batch × step µs (mean batch occupancy = this / time). */
+  seqTime = 0;
+  /** Σ KV blocks held by requests × step µs (mean KV occupancy = this / time). */
+  kvTime = 0;
+  /** Σ model FLOPs of the steps (when the cost model counts them). */
+  flops = 0;
+  /** Σ HBM bytes of the steps (when the cost model counts them). */
+  hbmBytes = 0;
+  /**
+   * Inter-token latencies: gap µs → how many output tokens came after such
+   * a gap (one sample per token emission after the first; with MTP, the
+   * tokens accepted in one step arrive together, as a streaming client sees
+   * them). Integer-µs gaps repeat across a batch, so counts stay small.
+   */
+  readonly itl = new Map<number, number>();
+  #lastStepEnd = -1;
   #finished: Request[] = [];
 
   constructor(index: number, spec: EngineSpec) {
@@ -121,7 +166,7 @@ export class Engine implements EngineLoad {
 
   /** Whether a request of these lengths can ever complete here, or why not. */
   whyUnservable(input: number, output: number): string | undefined {
-    return unservableReason(this.spec, input, output);
+    return unservableCategory(this.spec, input, output);
   }
 
   /** Routers weigh outstanding work by this (seconds per token). */
@@ -345,6 +390,16 @@ export class Engine implements EngineLoad {
     }
   }
 
+  /** Counts the step about to run for `dt` µs (occupancy and utilisation). */
+  account(dt: number): void {
+    const b = this.shape;
+    this.seqTime += b.seqs * dt;
+    this.kvTime += (this.kv.used - (this.cache?.evictable ?? 0)) * dt;
+    const c = this.spec.cost;
+    if (c.stepFlops) this.flops += c.stepFlops(b);
+    if (c.stepBytes) this.hbmBytes += c.stepBytes(b);
+  }
+
   /**
    * Applies the step in flight at time `now`: KV lands, tokens are sampled,
    * finished requests leave and free their blocks.
@@ -361,6 +416,9 @@ export class Engine implements EngineLoad {
     if (this.shape.seqs > this.peakBatch) this.peakBatch = this.shape.seqs;
     let w = 0;
     let processed = 0;
+    // Tokens that follow this engine's previous step share its gap: counted once.
+    const last = this.#lastStepEnd;
+    let sameGap = 0;
     for (let i = 0; i < run.length; i++) {
       const r = run[i];
       const n = r.scheduled;
@@ -392,6 +450,9 @@ export class Engine implements EngineLoad {
         if (r.computed === r.input + r.generated) {
           r.generated++;
           if (r.firstToken < 0) r.firstToken = now;
+          else if (r.lastToken === last) sameGap++;
+          else this.#addItl(now - r.lastToken, 1);
+          r.lastToken = now;
           if (this.spec.role === "prefill" && r.generated === 1 && r.output > 1) {
             // Prompt done: the KV stays here until a decode engine has it.
             r.heldBlocks = r.blocks;
@@ -417,9 +478,15 @@ export class Engine implements EngineLoad {
       w++;
     }
     run.length = w;
+    if (sameGap > 0) this.#addItl(now - last, sameGap);
+    this.#lastStepEnd = now;
     this.outstanding -= processed;
     this.busy = false;
     return done;
+  }
+
+  #addItl(gap: number, n: number): void {
+    this.itl.set(gap, (this.itl.get(gap) ?? 0) + n);
   }
 
   /** This engine's counters. */
@@ -447,6 +514,14 @@ export class Engine implements EngineLoad {
       cachePromptTokens: this.cachePromptTokens,
       cacheHitTokens: this.cacheHitTokens,
       cacheReferenced: this.cache?.referenced ?? 0,
+      maxSeqs: this.spec.maxSeqs,
+      seqTime: this.seqTime,
+      kvTime: this.kvTime,
+      flops: this.flops,
+      hbmBytes: this.hbmBytes,
+      peakFlops: this.spec.cost.peakFlops ?? 0,
+      peakBandwidth: this.spec.cost.peakBandwidth ?? 0,
+      itl: this.itl,
     };
   }
 }

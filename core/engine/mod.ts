@@ -5,7 +5,7 @@
  * @module
  */
 export { simulate } from "./simulator.ts";
-export { Engine, unservableReason } from "./engine.ts";
+export { Engine, unservableCategory, unservableReason } from "./engine.ts";
 export { EVENT_PRIORITY, EventQueue } from "./event_queue.ts";
 export type { EventKind, SimEvent } from "./event_queue.ts";
 export { BlockPool } from "./kv_cache.ts";

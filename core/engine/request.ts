@@ -24,6 +24,8 @@ export class Request {
   firstToken = -1;
   /** When its last output token was produced. */
   finish = -1;
+  /** When its latest output token so far was produced (for inter-token latency). */
+  lastToken = -1;
   /** Engine it was routed to. */
   engine = -1;
   /** Tokens whose KV is in the cache. */

@@ -194,6 +194,7 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
           if (!(dt < Number.MAX_SAFE_INTEGER)) {
             throw new RangeError(`engine ${e.spec.label}: step time is not finite (${dt} µs)`);
           }
+          e.account(dt);
           onStep?.({
             engine: e.index,
             start: now,

@@ -80,7 +80,10 @@ Deno.test("simulate() reports a request that can never fit instead of retrying i
       { ...input({}).engines[0], kvBlocks: 10 },
     ],
   });
-  assert.deepEqual([...r.unservable], [["needs 64 KV blocks (1009 tokens) but an engine holds 10 (160 tokens)", 2]]);
+  assert.deepEqual([...r.unservable], [[
+    "prompt + output exceeds the KV cache of an engine (10 blocks of 16 = 160 tokens)",
+    2,
+  ]]);
   assert.deepEqual([...r.requests.engine], [-1, -1]);
 });
 
@@ -116,4 +119,23 @@ Deno.test("simulate() never drafts past the last output token", () => {
   );
   for (let i = 0; i < 3; i++) assert.ok(r.requests.finish[i] > 0);
   assert.equal(r.engines[0].steps, 2); // prefill (token 1), then tokens 2–4 in one step
+});
+
+Deno.test("simulate() counts one inter-token gap per token after the first: the decode step time", () => {
+  // 2 ms steps, alone: 9 gaps of 2 ms after the first token.
+  const r = simulate(input({ inputTokens: 100, outputTokens: 10 }, { cost: linearCost(2) }));
+  assert.deepEqual([...r.engines[0].itl], [[2 * ms, 9]]);
+  // Two requests, the second joining a step later: its prefill step delays nobody's gap but its own.
+  const two = simulate(
+    input({ numRequests: 2, inputTokens: 100, outputTokens: 5, arrival: { rate: 400, process: "constant", cv: 1 } }),
+  );
+  const gaps = [...two.engines[0].itl].reduce((n, [, c]) => n + c, 0);
+  assert.equal(gaps, 2 * 4);
+});
+
+Deno.test("simulate() integrates batch and KV occupancy over step time", () => {
+  // One request alone: 1 sequence for 10 steps of 1 ms; its blocks grow from 7 (100 tokens) to 7.
+  const r = simulate(input({ inputTokens: 100, outputTokens: 10 }));
+  assert.equal(r.engines[0].seqTime, 10 * ms);
+  assert.equal(r.engines[0].kvTime, 7 * 10 * ms);
 });

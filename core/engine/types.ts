@@ -223,6 +223,22 @@ export interface EngineStats {
   readonly cacheHitTokens: number;
   /** Σ reference counts of cached blocks at the end (0 when every request left). */
   readonly cacheReferenced: number;
+  /** `max_num_seqs` of the engine. */
+  readonly maxSeqs: number;
+  /** Σ sequences in the batch × step µs. */
+  readonly seqTime: number;
+  /** Σ KV blocks held by requests × step µs. */
+  readonly kvTime: number;
+  /** Σ model FLOPs of the steps (0 when the cost model does not count them). */
+  readonly flops: number;
+  /** Σ HBM bytes of the steps (0 when the cost model does not count them). */
+  readonly hbmBytes: number;
+  /** Peak FLOP/s of the engine's devices (0 when unknown). */
+  readonly peakFlops: number;
+  /** Peak HBM bytes/s of the engine's devices (0 when unknown). */
+  readonly peakBandwidth: number;
+  /** Inter-token gaps: µs → count. */
+  readonly itl: ReadonlyMap<number, number>;
 }
 
 /** What one simulation produced. */

@@ -14,11 +14,12 @@
  * @module
  */
 import type { ModelSpec } from "../model/model_spec.ts";
+import { forwardFlops } from "../model/model_spec.ts";
 import { gqaBlock, mlaBlock } from "./attention.ts";
 import type { AttentionBlock } from "./attention.ts";
 import type { BatchShape, StepBreakdown, TimeParts } from "./batch.ts";
 import type { DeviceSpec } from "./device.ts";
-import { denseFfn, moeFfn } from "./ffn.ts";
+import { denseFfn, expectedTouched, moeFfn } from "./ffn.ts";
 import type { FfnBlock } from "./ffn.ts";
 import { ACT_BYTES, Kernels } from "./kernels.ts";
 import type { EngineLayout } from "./layout.ts";
@@ -82,6 +83,12 @@ export class RooflineCostModel {
   readonly weightBytesPerDevice: number;
   /** Timing primitives of the device. */
   readonly kernels: Kernels;
+  /** Peak FLOP/s of the engine's devices together, at the matmul type of its GEMMs (for MFU). */
+  readonly peakFlops: number;
+  /** HBM bytes/s of the engine's devices together (for MBU). */
+  readonly peakBandwidth: number;
+  /** Devices of one engine (its tensor-parallel group). */
+  readonly devices: number;
   #attention: AttentionBlock;
   #dense?: FfnBlock;
   #moe?: FfnBlock;
@@ -130,6 +137,9 @@ export class RooflineCostModel {
     const mtpWeights = (input.draftTokens ?? 0) > 0
       ? a.weightBytes + ((this.#moe ?? this.#dense)?.weightBytes ?? 0) + 2 * m.hidden * m.hidden * linear.weightBytes
       : 0;
+    this.devices = l.tp;
+    this.peakFlops = l.tp * device.peaks[linear.peak];
+    this.peakBandwidth = l.tp * device.hbmBandwidth;
     this.weightBytesPerDevice = m.layers * a.weightBytes + this.#denseLayers * (this.#dense?.weightBytes ?? 0) +
       this.#moeLayers * (this.#moe?.weightBytes ?? 0) + embedding + lmHead + m.hidden * ACT_BYTES + mtpWeights;
   }
@@ -137,6 +147,34 @@ export class RooflineCostModel {
   /** KV bytes one device stores per token (all layers). */
   get kvBytesPerToken(): number {
     return this.input.model.layers * this.shapes.kvBytesPerTokenPerLayer;
+  }
+
+  /**
+   * Model FLOPs of a step over the engine: {@link forwardFlops} of its new
+   * tokens, the query–key pairs they attend to (a decode token attends to
+   * its whole context) and the rows that get logits. MTP drafts are not
+   * counted (useful work only, as MFU is usually reported).
+   */
+  stepFlops(b: BatchShape): number {
+    return forwardFlops(this.input.model, b.tokens, b.prefillPairs + b.decodeContext, b.logitsRows);
+  }
+
+  /**
+   * HBM bytes of a step over the engine: every resident weight once, except
+   * the routed experts the batch does not touch (uniform routing over the
+   * DP ranks' combined batch, as the MoE block assumes), plus the KV read
+   * (the context of every sequence) and written (the new tokens).
+   */
+  stepBytes(b: BatchShape): number {
+    const m = this.input.model;
+    let weights = this.weightBytesPerDevice;
+    if (m.moe && this.#moeLayers > 0) {
+      const tokens = b.tokens * this.input.layout.dp;
+      const share = expectedTouched(m.moe.experts, m.moe.topK, tokens) / m.moe.experts;
+      weights -= this.#moeLayers * this.shapes.moeFfnWeightBytes * (1 - share);
+    }
+    const kv = (b.prefillContext + b.decodeContext + b.tokens) * this.kvBytesPerToken;
+    return this.devices * (weights + kv);
   }
 
   /**

@@ -4,6 +4,8 @@
  * @module
  */
 import type { EngineStats } from "../engine/types.ts";
+import { poolHeadroom } from "./summary.ts";
+import type { Headroom } from "./summary.ts";
 
 /** Figures of a set of engines (a group or an instance). */
 export interface PoolStats {
@@ -15,14 +17,12 @@ export interface PoolStats {
   readonly role: string;
   /** Engines pooled. */
   readonly engines: number;
-  /** Mean over engines of busy time / simulated time. */
-  readonly busyFraction: number;
+  /** Batch, KV, compute and bandwidth use over the run. */
+  readonly headroom: Headroom;
   /** Mean sequences per step. */
   readonly meanBatch: number;
   /** Largest batch of any engine. */
   readonly peakBatch: number;
-  /** Largest KV use of any engine, as a fraction of its blocks. */
-  readonly peakKvFraction: number;
   /** Preemptions. */
   readonly preemptions: number;
   /** KV transfers sent (prefill) or received (decode). */
@@ -39,7 +39,7 @@ export interface PoolStats {
   readonly served: number;
 }
 
-function pool(group: string, instance: number, es: readonly EngineStats[], endTime: number): PoolStats {
+function pool(group: string, instance: number, es: readonly EngineStats[], window: number): PoolStats {
   const sum = (f: (e: EngineStats) => number) => es.reduce((s, e) => s + f(e), 0);
   const steps = sum((e) => e.steps);
   const transfers = sum((e) => e.transfers);
@@ -49,10 +49,9 @@ function pool(group: string, instance: number, es: readonly EngineStats[], endTi
     instance,
     role: es[0].role,
     engines: es.length,
-    busyFraction: endTime > 0 ? sum((e) => e.busy) / (endTime * es.length) : 0,
+    headroom: poolHeadroom(es, window),
     meanBatch: steps > 0 ? sum((e) => e.batchedSeqs) / steps : 0,
-    peakBatch: Math.max(...es.map((e) => e.peakBatch)),
-    peakKvFraction: Math.max(...es.map((e) => (e.kvBlocks > 0 ? e.peakKvBlocks / e.kvBlocks : 0))),
+    peakBatch: es.reduce((m, e) => Math.max(m, e.peakBatch), 0),
     preemptions: sum((e) => e.preemptions),
     transfers,
     transferBytes: sum((e) => e.transferBytes),
@@ -68,21 +67,23 @@ function pool(group: string, instance: number, es: readonly EngineStats[], endTi
  *
  * @param names group names, by group index
  * @param engines every engine's counters
- * @param endTime simulated µs
+ * @param window µs the time averages are taken over (the run, from the first arrival)
  */
 export function poolStats(
   names: readonly string[],
   engines: readonly EngineStats[],
-  endTime: number,
+  window: number,
 ): { groups: PoolStats[]; instances: PoolStats[] } {
   const groups: PoolStats[] = [];
   const instances: PoolStats[] = [];
   names.forEach((name, g) => {
     const mine = engines.filter((e) => e.group === g);
     if (mine.length === 0) return;
-    groups.push(pool(name, -1, mine, endTime));
-    const count = Math.max(...mine.map((e) => e.instance)) + 1;
-    for (let i = 0; i < count; i++) instances.push(pool(name, i, mine.filter((e) => e.instance === i), endTime));
+    groups.push(pool(name, -1, mine, window));
+    // Engines come in instance order: one pass splits them.
+    const byInstance: EngineStats[][] = [];
+    for (const e of mine) (byInstance[e.instance] ??= []).push(e);
+    byInstance.forEach((es, i) => instances.push(pool(name, i, es, window)));
   });
   return { groups, instances };
 }

@@ -3,8 +3,30 @@
  *
  * @module
  */
-export { quantileSorted } from "./percentile.ts";
-export { METRIC_COLUMNS, OVERALL_KEYS, STATISTICS, summarize } from "./summary.ts";
-export type { ColumnStats, MetricColumn, OverallKey, PrefixCacheStats, Statistic, Summary } from "./summary.ts";
+export { quantileCounted, quantileSorted } from "./percentile.ts";
+export {
+  ALL_STATISTICS,
+  EXT_COLUMNS,
+  METRIC_COLUMNS,
+  OVERALL_KEYS,
+  poolHeadroom,
+  STATISTICS,
+  summarize,
+} from "./summary.ts";
+export type {
+  ColumnStats,
+  ExtColumn,
+  GoodputSlos,
+  GoodputStats,
+  Headroom,
+  MetricColumn,
+  OverallKey,
+  PrefixCacheStats,
+  Statistic,
+  Summary,
+  SummaryOptions,
+} from "./summary.ts";
+export { KEEP_UP_TOLERANCE, loadStats, middleRate } from "./load.ts";
+export type { LoadStats } from "./load.ts";
 export { poolStats } from "./groups.ts";
 export type { PoolStats } from "./groups.ts";

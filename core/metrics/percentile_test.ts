@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { quantileSorted } from "./percentile.ts";
+import { quantileCounted, quantileSorted } from "./percentile.ts";
 
 Deno.test("quantileSorted() interpolates linearly between ranks, as numpy.percentile", () => {
   const a = [1, 2, 3, 4];
@@ -10,4 +10,22 @@ Deno.test("quantileSorted() interpolates linearly between ranks, as numpy.percen
   assert.ok(Math.abs(quantileSorted(a, 0.99) - 3.97) < 1e-12);
   assert.equal(quantileSorted([7], 0.99), 7);
   assert.ok(Number.isNaN(quantileSorted([], 0.5)));
+});
+
+Deno.test("quantileCounted() equals quantileSorted() of the expanded multiset", () => {
+  let x = 7;
+  const rand = (n: number) => (x = (x * 48271) % 2147483647) % n;
+  for (let k = 0; k < 200; k++) {
+    const counts = new Map<number, number>();
+    const distinct = 1 + rand(8);
+    for (let i = 0; i < distinct; i++) counts.set(rand(1000), 1 + rand(5));
+    const values = [...counts.keys()].sort((a, b) => a - b);
+    const expanded = values.flatMap((v) => Array(counts.get(v)!).fill(v));
+    let c = 0;
+    const cumulative = values.map((v) => (c += counts.get(v)!));
+    for (const q of [0, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1]) {
+      assert.equal(quantileCounted(values, cumulative, q), quantileSorted(expanded, q), `${expanded} q=${q}`);
+    }
+  }
+  assert.ok(Number.isNaN(quantileCounted([], [], 0.5)));
 });

@@ -8,10 +8,18 @@
  * - OUTPUT_TOKEN_THROUGHPUT = output / (E2E − TTFT), left out where undefined;
  * - benchmark_duration = last completion − first send.
  *
+ * Beside them (ext): latencies as the user sees them, from arrival (the
+ * client's own wait under `max_concurrency` included), the client wait,
+ * inter-token latency per token, offered against achieved load, goodput,
+ * and how much of the engines' batch, KV cache, compute and bandwidth the
+ * run used.
+ *
  * @module
  */
-import type { SimulationResult } from "../engine/types.ts";
-import { quantileSorted } from "./percentile.ts";
+import type { EngineStats, RequestTable, SimulationResult } from "../engine/types.ts";
+import { quantileCounted, quantileSorted } from "./percentile.ts";
+import { loadStats } from "./load.ts";
+import type { LoadStats } from "./load.ts";
 
 /** Per-request columns, in the guide's order. */
 export const METRIC_COLUMNS = [
@@ -23,8 +31,22 @@ export const METRIC_COLUMNS = [
   "OUTPUT_TOKEN_THROUGHPUT(tok/s)",
 ] as const;
 
-/** Statistics of each column, in the guide's order. */
+/** Statistics of each column, in the guide's order (the console table's rows). */
 export const STATISTICS = ["AVERAGE", "MIN", "MAX", "MEDIAN", "P75", "P90", "P99"] as const;
+
+/** Every statistic computed (ext: P95 and P99.9 besides the guide's). */
+export const ALL_STATISTICS = ["AVERAGE", "MIN", "MAX", "MEDIAN", "P75", "P90", "P95", "P99", "P99.9"] as const;
+
+/**
+ * Per-request (or per-token) distributions beyond the guide's columns (ext):
+ *
+ * - ITL: the gap before each output token after the first, as a streaming
+ *   client sees it (MTP tokens accepted together arrive together: one gap);
+ * - CLIENT_WAIT: send − arrival, the time `max_concurrency` held a request;
+ * - TTFT_FROM_ARRIVAL, E2E_FROM_ARRIVAL: TTFT and E2E as the user sees
+ *   them, counted from arrival.
+ */
+export const EXT_COLUMNS = ["ITL(s)", "CLIENT_WAIT(s)", "TTFT_FROM_ARRIVAL(s)", "E2E_FROM_ARRIVAL(s)"] as const;
 
 /** Overall-summary keys, in the guide's order. */
 export const OVERALL_KEYS = [
@@ -39,18 +61,68 @@ export const OVERALL_KEYS = [
 
 /** A column name. */
 export type MetricColumn = (typeof METRIC_COLUMNS)[number];
+/** An ext column name. */
+export type ExtColumn = (typeof EXT_COLUMNS)[number];
 /** A statistic name. */
-export type Statistic = (typeof STATISTICS)[number];
+export type Statistic = (typeof ALL_STATISTICS)[number];
 /** An overall-summary key. */
 export type OverallKey = (typeof OVERALL_KEYS)[number];
 
 /** The statistics of one column; NaN where the column has no defined value. */
 export type ColumnStats = Record<Statistic, number>;
 
+/**
+ * Per-request SLOs for goodput (seconds; a request meets them when every
+ * stated one holds): TTFT and E2E from arrival, TPOT (1-token outputs have
+ * none and meet it).
+ */
+export interface GoodputSlos {
+  /** TTFT from arrival, s. */
+  readonly ttft?: number;
+  /** TPOT, s. */
+  readonly tpot?: number;
+  /** E2E from arrival, s. */
+  readonly e2e?: number;
+}
+
+/** Goodput (DistServe; vLLM's `--goodput`): the rate of requests that meet every per-request SLO. */
+export interface GoodputStats {
+  /** The SLOs. */
+  readonly slos: GoodputSlos;
+  /** Requests meeting all of them. */
+  readonly met: number;
+  /** met / benchmark_duration, req/s. */
+  readonly rate: number;
+  /** met / all requests (unservable ones included). */
+  readonly attainment: number;
+}
+
+/** How much of what the engines have the run used (time averages over the run, from the first arrival). */
+export interface Headroom {
+  /** Mean sequences in a batch / max_num_seqs (idle time counts as empty). */
+  readonly batchOccupancy: number;
+  /** Mean KV blocks held by requests / KV blocks (cached, unreferenced blocks are free). */
+  readonly kvOccupancy: number;
+  /** Most KV blocks in use at once / KV blocks, the fullest engine. */
+  readonly kvOccupancyPeak: number;
+  /** Model FLOPs / peak FLOPs of all devices (NaN when the cost model does not count FLOPs). */
+  readonly mfu: number;
+  /** HBM bytes moved / peak bandwidth of all devices (NaN when not counted). */
+  readonly mbu: number;
+}
+
 /** The numbers the report shows. */
 export interface Summary {
   /** Per-request statistics by column. */
   readonly perMetric: Record<MetricColumn, ColumnStats>;
+  /** Ext distributions by column. */
+  readonly extMetric: Record<ExtColumn, ColumnStats>;
+  /** Offered against achieved load. */
+  readonly load: LoadStats;
+  /** Batch, KV, compute and bandwidth use. */
+  readonly headroom: Headroom;
+  /** Goodput, when per-request SLOs were given. */
+  readonly goodput?: GoodputStats;
   /** The overall summary by key. */
   readonly overall: Record<OverallKey, number>;
   /** Requests that could never be served, by reason. */
@@ -75,21 +147,79 @@ export interface PrefixCacheStats {
   readonly hitTokens: number;
 }
 
+/** Quantile of each statistic (AVERAGE is computed apart). */
+const QUANTILE: Record<Exclude<Statistic, "AVERAGE">, number> = {
+  MIN: 0,
+  MAX: 1,
+  MEDIAN: 0.5,
+  P75: 0.75,
+  P90: 0.9,
+  P95: 0.95,
+  P99: 0.99,
+  "P99.9": 0.999,
+};
+
+function statsOf(mean: number, quantile: (q: number) => number): ColumnStats {
+  const out = { AVERAGE: mean } as ColumnStats;
+  for (const st of ALL_STATISTICS) if (st !== "AVERAGE") out[st] = quantile(QUANTILE[st]);
+  return out;
+}
+
 function columnStats(values: Float64Array): ColumnStats {
-  if (values.length === 0) {
-    return { AVERAGE: NaN, MIN: NaN, MAX: NaN, MEDIAN: NaN, P75: NaN, P90: NaN, P99: NaN };
-  }
+  if (values.length === 0) return statsOf(NaN, () => NaN);
   let sum = 0;
   for (const v of values) sum += v;
   values.sort();
+  return statsOf(sum / values.length, (q) => quantileSorted(values, q));
+}
+
+/** Statistics of gaps counted by integer µs value, in seconds. */
+function countedStats(maps: readonly ReadonlyMap<number, number>[]): ColumnStats {
+  const all = new Map<number, number>();
+  for (const m of maps) for (const [v, c] of m) all.set(v, (all.get(v) ?? 0) + c);
+  if (all.size === 0) return statsOf(NaN, () => NaN);
+  const values = Float64Array.from(all.keys()).sort();
+  const cumulative = new Float64Array(values.length);
+  let n = 0, sum = 0;
+  values.forEach((v, i) => {
+    const c = all.get(v)!;
+    n += c;
+    sum += v * c;
+    cumulative[i] = n;
+  });
+  return statsOf(sum / n / 1e6, (q) => quantileCounted(values, cumulative, q) / 1e6);
+}
+
+function headroom(engines: readonly EngineStats[], t: RequestTable, endTime: number): Headroom {
+  return poolHeadroom(engines, endTime - (t.count > 0 ? t.arrival[0] : 0));
+}
+
+/**
+ * Time-averaged use of a set of engines over `window` µs.
+ *
+ * @param engines the engines' counters
+ * @param window µs the averages are taken over
+ */
+export function poolHeadroom(engines: readonly EngineStats[], window: number): Headroom {
+  let seq = 0, seqCap = 0, kv = 0, kvCap = 0, peak = 0, flops = 0, flopCap = 0, bytes = 0, byteCap = 0;
+  for (const e of engines) {
+    seq += e.seqTime;
+    seqCap += e.maxSeqs * window;
+    kv += e.kvTime;
+    kvCap += e.kvBlocks * window;
+    if (e.kvBlocks > 0 && e.peakKvBlocks / e.kvBlocks > peak) peak = e.peakKvBlocks / e.kvBlocks;
+    flops += e.flops;
+    flopCap += e.peakFlops * window / 1e6;
+    bytes += e.hbmBytes;
+    byteCap += e.peakBandwidth * window / 1e6;
+  }
+  const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
   return {
-    AVERAGE: sum / values.length,
-    MIN: values[0],
-    MAX: values[values.length - 1],
-    MEDIAN: quantileSorted(values, 0.5),
-    P75: quantileSorted(values, 0.75),
-    P90: quantileSorted(values, 0.9),
-    P99: quantileSorted(values, 0.99),
+    batchOccupancy: ratio(seq, seqCap),
+    kvOccupancy: ratio(kv, kvCap),
+    kvOccupancyPeak: peak,
+    mfu: flopCap > 0 ? flops / flopCap : NaN,
+    mbu: byteCap > 0 ? bytes / byteCap : NaN,
   };
 }
 
@@ -107,16 +237,30 @@ function cacheStats(result: SimulationResult): { prefixCache?: PrefixCacheStats 
   };
 }
 
+/** Options of {@link summarize}. */
+export interface SummaryOptions {
+  /** Per-request SLOs: when given, goodput is computed. */
+  readonly goodput?: GoodputSlos;
+}
+
 /**
  * Computes the per-request statistics and the overall summary of a run.
  *
  * @param result a finished simulation
+ * @param options goodput SLOs
  */
-export function summarize(result: SimulationResult): Summary {
+export function summarize(result: SimulationResult, options: SummaryOptions = {}): Summary {
   const t = result.requests;
   const n = t.count;
   const cols = METRIC_COLUMNS.map(() => new Float64Array(n));
   const len = [0, 0, 0, 0, 0, 0];
+  // Ext columns from arrival (ITL comes counted from the engines).
+  const wait = new Float64Array(n);
+  const ttftA = new Float64Array(n);
+  const e2eA = new Float64Array(n);
+  let waits = 0, doneA = 0, met = 0;
+  const slo = options.goodput;
+  for (let i = 0; i < n; i++) if (t.send[i] >= 0) wait[waits++] = (t.send[i] - t.arrival[i]) / 1e6;
   let firstSend = Infinity;
   let lastFinish = -Infinity;
   let done = 0;
@@ -131,7 +275,15 @@ export function summarize(result: SimulationResult): Summary {
     const out = t.output[i];
     cols[0][len[0]++] = e2e;
     cols[1][len[1]++] = ttft;
-    if (out > 1) cols[2][len[2]++] = (e2e - ttft) / (out - 1);
+    const tpot = out > 1 ? (e2e - ttft) / (out - 1) : NaN;
+    if (out > 1) cols[2][len[2]++] = tpot;
+    ttftA[doneA] = (t.firstToken[i] - t.arrival[i]) / 1e6;
+    e2eA[doneA] = (t.finish[i] - t.arrival[i]) / 1e6;
+    if (
+      slo && !(ttftA[doneA] > (slo.ttft ?? Infinity)) && !(tpot > (slo.tpot ?? Infinity)) &&
+      !(e2eA[doneA] > (slo.e2e ?? Infinity))
+    ) met++;
+    doneA++;
     cols[3][len[3]++] = t.input[i];
     cols[4][len[4]++] = out;
     if (e2e > ttft) cols[5][len[5]++] = out / (e2e - ttft);
@@ -146,8 +298,18 @@ export function summarize(result: SimulationResult): Summary {
   ) as Record<MetricColumn, ColumnStats>;
   const duration = done > 0 ? (lastFinish - firstSend) / 1e6 : 0;
   const per = (x: number) => (duration > 0 ? x / duration : 0);
+  const extMetric: Record<ExtColumn, ColumnStats> = {
+    "ITL(s)": countedStats(result.engines.map((e) => e.itl)),
+    "CLIENT_WAIT(s)": columnStats(wait.subarray(0, waits)),
+    "TTFT_FROM_ARRIVAL(s)": columnStats(ttftA.subarray(0, doneA)),
+    "E2E_FROM_ARRIVAL(s)": columnStats(e2eA.subarray(0, doneA)),
+  };
   return {
     perMetric,
+    extMetric,
+    load: loadStats(t),
+    headroom: headroom(result.engines, t, result.endTime),
+    ...(slo ? { goodput: { slos: slo, met, rate: per(met), attainment: n > 0 ? met / n : 0 } } : {}),
     overall: {
       "benchmark_duration(s)": duration,
       "total_requests": done,

@@ -5,16 +5,26 @@
  */
 import type { PoolStats } from "../metrics/groups.ts";
 
-/** Renders the per-group table (a header, then one row per group). */
+const fraction = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "-");
+
+/**
+ * Renders the per-group table (a header, then one row per group): batch_occ is
+ * the mean batch over max_num_seqs, kv_occ and peak_kv the mean and peak
+ * share of KV blocks held, mfu and mbu the share of peak FLOP/s and HBM
+ * bandwidth the steps used, all over the run.
+ */
 export function formatGroupTable(groups: readonly PoolStats[]): string {
   const head = [
     "group",
     "role",
     "engines",
-    "busy",
+    "batch_occ",
+    "kv_occ",
+    "peak_kv",
+    "mfu",
+    "mbu",
     "mean_batch",
     "peak_batch",
-    "peak_kv",
     "preemptions",
     "kv_transfers",
     "transfer_GB",
@@ -27,10 +37,13 @@ export function formatGroupTable(groups: readonly PoolStats[]): string {
     g.group,
     g.role,
     String(g.engines),
-    g.busyFraction.toFixed(3),
+    g.headroom.batchOccupancy.toFixed(3),
+    g.headroom.kvOccupancy.toFixed(3),
+    g.headroom.kvOccupancyPeak.toFixed(3),
+    fraction(g.headroom.mfu),
+    fraction(g.headroom.mbu),
     g.meanBatch.toFixed(1),
     String(g.peakBatch),
-    g.peakKvFraction.toFixed(3),
     String(g.preemptions),
     String(g.transfers),
     (g.transferBytes / 1e9).toFixed(3),

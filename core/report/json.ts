@@ -24,3 +24,38 @@ export function formatSummaryJson(s: Summary, extras: JsonExtras = {}): string {
   };
   return JSON.stringify(doc, (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v), 2) + "\n";
 }
+
+/**
+ * The ext sections computed from a summary: `ext_metric_summary` (ITL,
+ * client wait, TTFT and E2E from arrival), `load` (offered and achieved
+ * rates, goodput) and `headroom`.
+ *
+ * @param s the run's summary
+ */
+export function summaryExtSections(s: Summary): JsonExtras {
+  const l = s.load;
+  const h = s.headroom;
+  return {
+    ext_metric_summary: s.extMetric,
+    load: {
+      offered_rate: l.offeredRate,
+      achieved_rate: l.achievedRate,
+      keeps_up: l.keepsUp,
+      client_wait_growth: l.clientWaitGrowth,
+      ...(s.goodput
+        ? {
+          goodput: s.goodput.rate,
+          slo_attainment: s.goodput.attainment,
+          goodput_slos: s.goodput.slos,
+        }
+        : {}),
+    },
+    headroom: {
+      batch_occupancy: h.batchOccupancy,
+      kv_occupancy: h.kvOccupancy,
+      kv_occupancy_peak: h.kvOccupancyPeak,
+      mfu: h.mfu,
+      mbu: h.mbu,
+    },
+  };
+}

@@ -4,8 +4,9 @@
  *
  * @module
  */
-export { formatColumn, formatSummaryTable } from "./table.ts";
-export { formatSummaryJson } from "./json.ts";
+export { formatColumn, formatFrame, formatKeyValue, formatSummaryTable } from "./table.ts";
+export { formatExtSection } from "./ext_table.ts";
+export { formatSummaryJson, summaryExtSections } from "./json.ts";
 export type { JsonExtras } from "./json.ts";
 export { formatChromeTrace, formatRequestCsv } from "./profile.ts";
 export { formatFixed, roundHalfEven } from "./number_format.ts";

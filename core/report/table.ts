@@ -11,7 +11,7 @@
  * @module
  */
 import { METRIC_COLUMNS, OVERALL_KEYS, STATISTICS } from "../metrics/summary.ts";
-import type { Summary } from "../metrics/summary.ts";
+import type { MetricColumn, Statistic, Summary } from "../metrics/summary.ts";
 import { formatFixed, roundHalfEven } from "./number_format.ts";
 
 /** Decimals pandas needs to show `x` (already rounded to 3 places) exactly: 1 to 3. */
@@ -30,23 +30,45 @@ export function formatColumn(values: readonly number[]): string[] {
 }
 
 /**
+ * Lays out a float DataFrame as pandas prints it: row labels left-aligned,
+ * each column formatted by {@link formatColumn} and right-aligned under its
+ * header, two spaces between columns.
+ *
+ * @param columns headers, in order
+ * @param rows row labels, in order
+ * @param value the cell of a column and row
+ * @returns the lines (no trailing newline)
+ */
+export function formatFrame(
+  columns: readonly string[],
+  rows: readonly string[],
+  value: (column: string, row: string) => number,
+): string[] {
+  const labelWidth = Math.max(...rows.map((r) => r.length));
+  const cols = columns.map((c) => {
+    const cells = formatColumn(rows.map((r) => value(c, r)));
+    const width = Math.max(c.length, ...cells.map((x) => x.length));
+    return { header: c.padStart(width), cells: cells.map((x) => x.padStart(width)) };
+  });
+  const lines = [" ".repeat(labelWidth) + cols.map((c) => "  " + c.header).join("")];
+  rows.forEach((row, i) => lines.push(row.padEnd(labelWidth) + cols.map((c) => "  " + c.cells[i]).join("")));
+  return lines;
+}
+
+/** One `key value` line of a summary block: the key in 30 characters, the value `%.3f`. */
+export function formatKeyValue(key: string, value: number): string {
+  return `${key.padEnd(30)} ${formatFixed(value, 3)}`;
+}
+
+/**
  * Renders the per-request table and the overall summary.
  *
  * @param s the run's summary
  * @returns the text, ending with a newline
  */
-export function formatSummaryTable(s: Summary): string {
-  const labelWidth = Math.max(...STATISTICS.map((r) => r.length));
-  const cols = METRIC_COLUMNS.map((c) => {
-    const cells = formatColumn(STATISTICS.map((st) => s.perMetric[c][st]));
-    const width = Math.max(c.length, ...cells.map((x) => x.length));
-    return { header: c.padStart(width), cells: cells.map((x) => x.padStart(width)) };
-  });
-  const lines = [" ".repeat(labelWidth) + cols.map((c) => "  " + c.header).join("")];
-  STATISTICS.forEach((row, i) => {
-    lines.push(row.padEnd(labelWidth) + cols.map((c) => "  " + c.cells[i]).join(""));
-  });
+export function formatSummaryTable(s: Pick<Summary, "perMetric" | "overall">): string {
+  const lines = formatFrame(METRIC_COLUMNS, STATISTICS, (c, st) => s.perMetric[c as MetricColumn][st as Statistic]);
   lines.push("======== Overall Summary ========");
-  for (const k of OVERALL_KEYS) lines.push(`${k.padEnd(30)} ${formatFixed(s.overall[k], 3)}`);
+  for (const k of OVERALL_KEYS) lines.push(formatKeyValue(k, s.overall[k]));
   return lines.join("\n") + "\n";
 }

@@ -11,10 +11,15 @@
  * ```
  *
  * An expression is numbers and metric names (`ttft.p99`,
- * `agg.request_throughput`) joined by `+ - * /` and parentheses.
+ * `agg.request_throughput`) joined by `+ - * /` and parentheses. A number
+ * may carry a unit: a time (`50ms`, `0.5 s`, `200us`, `2min`), a multiplier
+ * (`2k`, `1.5M`, `1G`), a percentage (`80%`, for fractions) and a rate or
+ * count (`tok/s`, `req/s`, `tokens`), as in `< 50ms` or `>= 2k tok/s`. Times
+ * are converted to seconds; a unit that does not fit the metric is an error.
  *
  * @module
  */
+import type { MetricUnit } from "./metric_keys.ts";
 
 /** Comparison operators. */
 export const OPERATORS = ["<=", ">=", "==", "<", ">"] as const;
@@ -23,7 +28,7 @@ export type Operator = (typeof OPERATORS)[number];
 
 /** A parsed right-hand side. */
 export type Expr =
-  | { readonly kind: "num"; readonly value: number }
+  | { readonly kind: "num"; readonly value: number; readonly unit?: MetricUnit; readonly unitText?: string }
   | { readonly kind: "ref"; readonly name: string }
   | { readonly kind: "bin"; readonly op: "+" | "-" | "*" | "/"; readonly left: Expr; readonly right: Expr };
 
@@ -49,6 +54,38 @@ export interface Bound {
 
 const NUM = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?/;
 const REF = /^[A-Za-z_][A-Za-z0-9_.]*/;
+
+/** Time units, in seconds. */
+const TIME: Record<string, number> = { us: 1e-6, "µs": 1e-6, ms: 1e-3, s: 1, min: 60, h: 3600 };
+/** Multipliers. */
+const SCALE: Record<string, number> = { k: 1e3, K: 1e3, M: 1e6, G: 1e9 };
+/** Rate and count units (no scaling). */
+const DIMENSION: Record<string, MetricUnit> = { "tok/s": "tok/s", "req/s": "req/s", tokens: "tokens", token: "tokens" };
+/** A unit after a number: a time, or [multiplier or %] then optionally a rate or count; not followed by a name character. */
+const UNIT = /^\s*(?:(us|µs|ms|min|h|s)|(k|K|M|G|%)?\s*(tok\/s|req\/s|tokens|token)?)(?![A-Za-z0-9_/])/;
+
+/** A number literal with its unit, scaled to the base unit, or undefined when `text` does not start with one. */
+function literal(text: string): { value: number; unit?: MetricUnit; unitText?: string; length: number } | undefined {
+  const n = NUM.exec(text);
+  if (!n) return undefined;
+  let value = Number(n[0]);
+  const u = UNIT.exec(text.slice(n[0].length));
+  if (!u || u[0].trim() === "") return { value, length: n[0].length };
+  let unit: MetricUnit | undefined;
+  if (u[1]) {
+    value *= TIME[u[1]];
+    unit = "s";
+  } else {
+    if (u[2] === "%") {
+      value /= 100;
+      unit = "fraction";
+    } else if (u[2]) value *= SCALE[u[2]];
+    if (u[3]) unit = DIMENSION[u[3]];
+  }
+  // Multiplying by a power of ten leaves binary noise (50 × 1e-3): keep 15 significant digits.
+  value = Number(value.toPrecision(15));
+  return { value, unit, unitText: u[0].trim(), length: n[0].length + u[0].length };
+}
 
 /** Parses an expression, or returns an error message. */
 export function parseExpr(text: string): Expr | string {
@@ -88,10 +125,12 @@ export function parseExpr(text: string): Expr | string {
       s = s.slice(1);
       return e;
     }
-    const n = NUM.exec(s);
+    const n = literal(s);
     if (n) {
-      s = s.slice(n[0].length);
-      return { kind: "num", value: Number(n[0]) };
+      s = s.slice(n.length);
+      return n.unit
+        ? { kind: "num", value: n.value, unit: n.unit, unitText: n.unitText }
+        : { kind: "num", value: n.value };
     }
     const r = REF.exec(s);
     if (r) {
@@ -111,6 +150,18 @@ export function exprRefs(e: Expr): string[] {
   if (e.kind === "ref") return [e.name];
   if (e.kind === "bin") return [...exprRefs(e.left), ...exprRefs(e.right)];
   return [];
+}
+
+/**
+ * Why the units written in an expression do not fit a metric measured in
+ * `unit`, or undefined when they do (unitless numbers always fit).
+ */
+export function unitMismatch(e: Expr, unit: MetricUnit): string | undefined {
+  if (e.kind === "num") {
+    return e.unit && e.unit !== unit ? `'${e.unitText}' is not a unit of this metric, which is in ${unit}` : undefined;
+  }
+  if (e.kind === "bin") return unitMismatch(e.left, unit) ?? unitMismatch(e.right, unit);
+  return undefined;
 }
 
 /** Evaluates an expression; `lookup` gives each metric's value. */
@@ -142,16 +193,23 @@ export function parseBound(v: unknown): Bound | string {
     return parseBound(`== ${m.value} ± ${m.within}`);
   }
   if (typeof v !== "string") return `expected "<op> <expression>", got ${JSON.stringify(v)}`;
-  const m = /^\s*(<=|>=|==|<|>)?\s*(.*?)\s*(?:±\s*([-+]?(?:\d+\.?\d*|\.\d+))\s*(%)?)?\s*$/.exec(v);
+  const m =
+    /^\s*(<=|>=|==|<|>)?\s*(.*?)\s*(?:±\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%|us|µs|ms|min|h|s)?)?\s*$/
+      .exec(v);
   if (!m || m[2] === "") return `expected "<op> <expression>" with op one of < <= > >= ==, got ${JSON.stringify(v)}`;
   const op = (m[1] ?? "==") as Operator;
-  if (!m[1] && !NUM.test(m[2])) {
+  if (!m[1] && !literal(m[2])) {
     return `expected "<op> <expression>" with op one of < <= > >= ==, got ${JSON.stringify(v)}`;
   }
   const rhs = parseExpr(m[2]);
   if (typeof rhs === "string") return `${rhs} in ${JSON.stringify(v)}`;
   if (m[3] !== undefined && op !== "==") return "a ± tolerance goes with ==";
-  const tolerance = m[3] !== undefined ? { amount: Number(m[3]) / (m[4] ? 100 : 1), relative: !!m[4] } : undefined;
+  const tolerance = m[3] !== undefined
+    ? {
+      amount: m[4] === "%" ? Number(m[3]) / 100 : Number((Number(m[3]) * (m[4] ? TIME[m[4]] : 1)).toPrecision(15)),
+      relative: m[4] === "%",
+    }
+    : undefined;
   const text = `${op} ${m[2]}${m[3] !== undefined ? ` ± ${m[3]}${m[4] ?? ""}` : ""}`;
   return tolerance ? { op, rhs, tolerance, text } : { op, rhs, text };
 }

@@ -95,8 +95,29 @@ function sources(
 
 function run(s: Scenario, c: ConfigRef, extra: readonly ScenarioOverride[], fs?: FileSystem): RunOutput {
   const [inst, common] = sources(s, c, extra, fs);
-  return runSources(inst, common, { seed: s.seed, fs });
+  return runSources(inst, common, { seed: s.seed, fs, goodput: s.goodput });
 }
+
+/**
+ * Why a run's latencies do not count as SLOs met (it does not keep up with
+ * its offered load), or "" when it keeps up.
+ */
+export function overloadNote(out: RunOutput): string {
+  const l = out.summary.load;
+  if (l.keepsUp) return "";
+  const wait = out.summary.extMetric["CLIENT_WAIT(s)"];
+  const ttft = out.summary.extMetric["TTFT_FROM_ARRIVAL(s)"];
+  return `the deployment does not keep up with the offered load: achieved ${l.achievedRate.toFixed(1)} of ${
+    l.offeredRate.toFixed(1)
+  } req/s offered, ${
+    wait.MAX > 0
+      ? `client wait p99 ${show(wait.P99)} s (max ${show(wait.MAX)} s)`
+      : `requests queue in the engines (p99 TTFT from arrival ${show(ttft.P99)} s)`
+  }`;
+}
+
+/** An SLO on a latency as the user sees it: an upper bound, met only while the deployment keeps up. */
+const gated = (a: ScenarioAssertion) => a.metric.gated && (a.bound.op === "<" || a.bound.op === "<=");
 
 /** Reads a metric (a name as written) from a run. */
 function read(out: RunOutput | undefined, name: string): number {
@@ -104,25 +125,37 @@ function read(out: RunOutput | undefined, name: string): number {
   return out && m ? m.read(out.summary) : NaN;
 }
 
-/** Whether an assertion on the run's own metrics holds for `out`. */
+/**
+ * Whether an assertion on the run's own metrics holds for `out`: the bound
+ * holds and, for a latency as the user sees it, the deployment keeps up.
+ */
 function passes(a: ScenarioAssertion, out: RunOutput): boolean {
-  return holds(a.bound, a.metric.read(out.summary), evalExpr(a.bound.rhs, (n) => read(out, n)));
+  return (!gated(a) || out.summary.load.keepsUp) &&
+    holds(a.bound, a.metric.read(out.summary), evalExpr(a.bound.rhs, (n) => read(out, n)));
 }
 
+/**
+ * Checks one assertion.
+ *
+ * @param out the run the metric was read from (its load gates latency SLOs), if one
+ */
 function check(
   a: ScenarioAssertion,
   actual: number,
   lookup: (name: string) => number,
   prefix: string,
   hint = "",
+  out?: RunOutput,
 ): CheckResult {
   const expected = evalExpr(a.bound.rhs, lookup);
-  const pass = holds(a.bound, actual, expected);
+  const bound = holds(a.bound, actual, expected);
+  const overload = out ? overloadNote(out) : "";
+  const pass = bound && !(gated(a) && overload);
   const literal = a.bound.rhs.kind === "num";
   const loc = a.location;
   const message = `${loc.file}:${loc.line}:${loc.col}: ${prefix}${a.key}: expected ${a.metric.name} ${a.bound.text}${
     literal ? "" : ` (= ${show(expected)})`
-  }, got ${show(actual)}${pass ? "" : hint}`;
+  }, got ${show(actual)}${pass ? "" : hint}${overload && !pass ? `; ${overload}` : ""}`;
   return { name: `${prefix}${a.key} ${a.bound.text}`, pass, message, actual };
 }
 
@@ -158,7 +191,9 @@ export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult
       const hint = best !== undefined ? `; it holds up to ${a.key} = ${best}` : `; it holds at no swept point`;
       for (const pt of points) {
         const actual = p.metric.read(pt.output.summary);
-        checks.push(check(p, actual, (n) => read(pt.output, n), `[${name(pt.values as number[])}] `, hint));
+        checks.push(
+          check(p, actual, (n) => read(pt.output, n), `[${name(pt.values as number[])}] `, hint, pt.output),
+        );
       }
     }
     if (s.slos.length) {
@@ -200,15 +235,11 @@ export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult
     return read(base, name);
   };
   for (const a of s.assertions) {
-    const actual = a.metric.name === MAX_RATE_MEETING
-      ? maxRate ?? NaN
-      : a.variant
-      ? a.metric.read(runs.get(a.variant)!.summary)
-      : a.metric.read(base.summary);
-    const hint = a.metric.name === MAX_RATE_MEETING
-      ? `: the SLOs hold up to ${s.sweep!.axes[0].key} = ${show(actual)}${maxRateNote}`
-      : "";
-    checks.push(check(a, actual, lookup, "expect.", hint));
+    const derived = a.metric.name === MAX_RATE_MEETING;
+    const out = derived ? undefined : a.variant ? runs.get(a.variant)! : base;
+    const actual = out ? a.metric.read(out.summary) : maxRate ?? NaN;
+    const hint = derived ? `: the SLOs hold up to ${s.sweep!.axes[0].key} = ${show(actual)}${maxRateNote}` : "";
+    checks.push(check(a, actual, lookup, "expect.", hint, out));
   }
 
   const measurements = s.measured.map((m, i) => {

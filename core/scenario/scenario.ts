@@ -14,10 +14,11 @@ import type { FileSystem } from "../config/load.ts";
 import { CommonFileSchema, InstanceFileSchema, mapping, nonNegativeInt, positiveNumber } from "../config/schema.ts";
 import type { PathPart, YamlSource } from "../config/source.ts";
 import { closest, validate } from "../config/validate.ts";
-import { exprRefs, parseBound } from "./assertion.ts";
+import { exprRefs, parseBound, parseExpr, unitMismatch } from "./assertion.ts";
 import type { Bound } from "./assertion.ts";
 import { METRIC_KEY_NAMES, resolveMetric } from "./metric_keys.ts";
 import type { MetricRef } from "./metric_keys.ts";
+import type { GoodputSlos } from "../metrics/summary.ts";
 
 const path = () => z.string({ error: "expected a file path" }).min(1, { error: "expected a file path" });
 const paths = () =>
@@ -68,6 +69,15 @@ export const ScenarioFileSchema = mapping({
       tolerances: z.record(z.string(), positiveNumber()).optional().describe("Relative tolerance per metric"),
     }),
   ]).optional().describe("Compare every reported metric with scenarios/__baselines__/<name>.json"),
+  goodput: mapping({
+    ttft: z.union([positiveNumber(), z.string()]).optional().describe(
+      "TTFT from arrival: seconds, or with a unit (500ms)",
+    ),
+    tpot: z.union([positiveNumber(), z.string()]).optional().describe("TPOT: seconds, or with a unit (50ms)"),
+    e2e: z.union([positiveNumber(), z.string()]).optional().describe("E2E from arrival: seconds, or with a unit (10s)"),
+  }).optional().describe(
+    "Per-request SLOs of the goodput metric; default: the bounds that the latency assertions (< or <=) state",
+  ),
   measured: z.array(
     mapping({
       metric: z.string().min(1),
@@ -184,6 +194,8 @@ export interface Scenario {
   readonly baseline?: BaselineSpec;
   /** Measurements to compare with (validation scenarios). */
   readonly measured: readonly Measurement[];
+  /** Per-request SLOs of the goodput metric, when stated or implied by the assertions. */
+  readonly goodput?: GoodputSlos;
   /** Instance and common paths of the base configuration, when they are files (for tools). */
   readonly instancePaths: readonly string[];
   /** The base common file, when it is a file. */
@@ -247,16 +259,57 @@ function parseAssertions(
     const first = key.split(".")[0];
     const variant = variants.has(first) ? first : "";
     const name = variant ? key.slice(first.length + 1) : key;
-    const metric: MetricRef = allowDerived && name === MAX_RATE_MEETING
-      ? { name: MAX_RATE_MEETING, read: () => NaN }
+    const derived = allowDerived && name === MAX_RATE_MEETING;
+    const metric: MetricRef = derived
+      ? { name: MAX_RATE_MEETING, read: () => NaN, unit: "count", better: "higher", gated: false }
       : metricAt(src, [at, key], name, true);
     const bound = parseBound(raw);
     if (typeof bound === "string") src.fail([at, key], bound);
+    const mismatch = derived ? undefined : unitMismatch(bound.rhs, metric.unit);
+    if (mismatch) src.fail([at, key], mismatch);
     for (const ref of exprRefs(bound.rhs)) {
       if (!refOk(ref)) src.fail([at, key], `unknown metric '${ref}' in the expression`);
     }
     return { key, variant, metric, bound, location: src.locate([at, key], true) };
   });
+}
+
+/** The goodput SLO each latency column stands for. */
+const GOODPUT_COLUMNS: Record<string, keyof GoodputSlos> = {
+  "TTFT_FROM_ARRIVAL(s)": "ttft",
+  "TPOT(s)": "tpot",
+  "E2E_FROM_ARRIVAL(s)": "e2e",
+};
+
+/**
+ * Per-request SLOs for goodput: those written under `goodput:`, else the
+ * loosest literal upper bound the assertions put on TTFT, TPOT and E2E as
+ * the user sees them (`ttft.p99: "<= 0.5"` means a request meets the TTFT
+ * SLO within 0.5 s).
+ */
+function goodputSlos(
+  src: YamlSource,
+  written: Record<string, number | string | undefined> | undefined,
+  assertions: readonly ScenarioAssertion[],
+): GoodputSlos | undefined {
+  const out: Record<string, number> = {};
+  if (written) {
+    for (const [k, v] of Object.entries(written)) {
+      if (v === undefined) continue;
+      const e = typeof v === "number" ? { kind: "num" as const, value: v } : parseExpr(v);
+      if (typeof e === "string" || e.kind !== "num" || (e.unit && e.unit !== "s") || !(e.value > 0)) {
+        src.fail(["goodput", k], `expected a positive time such as 0.5 or "500ms", got ${JSON.stringify(v)}`);
+      }
+      out[k] = e.value;
+    }
+    return out;
+  }
+  for (const a of assertions) {
+    const slo = a.metric.gated ? GOODPUT_COLUMNS[a.metric.name.replace(/\.[^(]*$/, "")] : undefined;
+    if (!slo || a.variant || (a.bound.op !== "<" && a.bound.op !== "<=") || a.bound.rhs.kind !== "num") continue;
+    out[slo] = Math.max(out[slo] ?? 0, a.bound.rhs.value);
+  }
+  return Object.keys(out).length ? out : undefined;
 }
 
 /** A configuration under construction: any part may still be missing. */
@@ -360,6 +413,10 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
     }
     : undefined;
   const firstConfig = base ?? variants.values().next().value!;
+  const assertions = parseAssertions(src, "expect", s.expect, variantNames, !!s.max_rate_meeting);
+  const perPoint = parseAssertions(src, "expect_per_point", s.expect_per_point, new Set(), false);
+  const slos = parseAssertions(src, "max_rate_meeting", s.max_rate_meeting, new Set(), false);
+  const goodput = goodputSlos(src, s.goodput, [...slos, ...perPoint, ...assertions]);
   return {
     file,
     source: src,
@@ -370,9 +427,10 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
     config: firstConfig,
     variants,
     sweep,
-    assertions: parseAssertions(src, "expect", s.expect, variantNames, !!s.max_rate_meeting),
-    perPoint: parseAssertions(src, "expect_per_point", s.expect_per_point, new Set(), false),
-    slos: parseAssertions(src, "max_rate_meeting", s.max_rate_meeting, new Set(), false),
+    assertions,
+    perPoint,
+    slos,
+    ...(goodput ? { goodput } : {}),
     baseline,
     measured: (s.measured ?? []).map((m, i) => ({
       key: m.metric,

@@ -1,0 +1,102 @@
+/**
+ * Offered against achieved load: whether the deployment keeps up with the
+ * requests it is sent, or falls behind while the client (or the engine
+ * queue) absorbs the difference.
+ *
+ * A serving benchmark measures latency from the moment the client sends a
+ * request. When `max_concurrency` holds requests back, the deployment can
+ * fall behind by minutes while the send-based latencies stay low: the
+ * overload is hidden in the client's queue. These figures expose it.
+ *
+ * @module
+ */
+import type { RequestTable } from "../engine/types.ts";
+
+/**
+ * Shortfall of the achieved rate, relative to the offered rate, that still
+ * counts as keeping up (5%): Poisson arrivals over a few hundred requests
+ * vary by a few percent around their mean, and a run's first and last
+ * tenth (ramp-up and drain) are left out of both rates.
+ */
+export const KEEP_UP_TOLERANCE = 0.05;
+
+/** How the deployment kept up with its load. */
+export interface LoadStats {
+  /** Arrivals per second over the middle 80% of arrivals; Infinity when all arrive at once (closed loop). */
+  readonly offeredRate: number;
+  /** Completions per second over the middle 80% of completions (0 when none). */
+  readonly achievedRate: number;
+  /**
+   * Growth of the client wait (send − arrival) over the later half of the
+   * run: seconds of extra wait per second of arrivals (least-squares slope;
+   * 0 in a steady state, offered / achieved − 1 when the client queue grows
+   * without bound).
+   */
+  readonly clientWaitGrowth: number;
+  /** Achieved within {@link KEEP_UP_TOLERANCE} of offered, and client waits not growing faster than that. */
+  readonly keepsUp: boolean;
+}
+
+/**
+ * The rate of a sorted series of event times (µs) over its middle 80%: the
+ * first and last tenth are left out, so a ramp-up or a drain does not bias
+ * it, and a constant latency between two series cancels out.
+ *
+ * @returns events per second; Infinity when they all happen at once
+ */
+export function middleRate(sorted: ArrayLike<number>): number {
+  const n = sorted.length;
+  if (n < 2) return Infinity;
+  const lo = Math.floor(0.1 * (n - 1));
+  const hi = Math.ceil(0.9 * (n - 1));
+  const span = sorted[hi] - sorted[lo];
+  if (span > 0) return ((hi - lo) / span) * 1e6;
+  const all = sorted[n - 1] - sorted[0];
+  return all > 0 ? ((n - 1) / all) * 1e6 : Infinity;
+}
+
+/**
+ * Offered and achieved rates and client-wait growth of a run.
+ *
+ * @param t the per-request table (arrival order)
+ */
+export function loadStats(t: RequestTable): LoadStats {
+  const n = t.count;
+  const offeredRate = middleRate(t.arrival);
+  const finish: number[] = [];
+  for (let i = 0; i < n; i++) if (t.engine[i] >= 0 && t.finish[i] >= 0) finish.push(t.finish[i]);
+  finish.sort((a, b) => a - b);
+  let achievedRate = 0;
+  if (finish.length > 0) {
+    achievedRate = middleRate(finish);
+    // One completion, or all at once: completions over the whole run.
+    if (!Number.isFinite(achievedRate)) {
+      const span = finish[finish.length - 1] - t.arrival[0];
+      achievedRate = span > 0 ? (finish.length / span) * 1e6 : offeredRate;
+    }
+  }
+  if (!Number.isFinite(offeredRate)) {
+    return { offeredRate, achievedRate, clientWaitGrowth: 0, keepsUp: true };
+  }
+  // Least-squares slope of wait against arrival time over the later half (centred sums: no cancellation).
+  const from = Math.floor(n / 2);
+  let mx = 0, my = 0, k = 0;
+  for (let i = from; i < n; i++) {
+    if (t.send[i] < 0) continue;
+    mx += t.arrival[i];
+    my += t.send[i] - t.arrival[i];
+    k++;
+  }
+  mx /= k || 1;
+  my /= k || 1;
+  let sxx = 0, sxy = 0;
+  for (let i = from; i < n; i++) {
+    if (t.send[i] < 0) continue;
+    const dx = t.arrival[i] - mx;
+    sxx += dx * dx;
+    sxy += dx * (t.send[i] - t.arrival[i] - my);
+  }
+  const clientWaitGrowth = k >= 2 && sxx > 0 ? sxy / sxx : 0;
+  const keepsUp = achievedRate >= (1 - KEEP_UP_TOLERANCE) * offeredRate && clientWaitGrowth <= KEEP_UP_TOLERANCE;
+  return { offeredRate, achievedRate, clientWaitGrowth, keepsUp };
+}

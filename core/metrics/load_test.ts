@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { KEEP_UP_TOLERANCE, loadStats, middleRate } from "./load.ts";
+import type { RequestTable } from "../engine/types.ts";
+
+/** A table of `n` requests arriving every `gap` µs, sent and finished as the functions say. */
+function table(
+  n: number,
+  gap: number,
+  send: (a: number, i: number) => number,
+  finish: (s: number, i: number) => number,
+) {
+  const arrival = Float64Array.from({ length: n }, (_, i) => i * gap);
+  const sendT = arrival.map((a, i) => send(a, i));
+  const fin = sendT.map((s, i) => finish(s, i));
+  return {
+    count: n,
+    arrival,
+    send: sendT,
+    firstToken: sendT.map((s) => s + 1),
+    finish: fin,
+    input: new Int32Array(n).fill(10),
+    output: new Int32Array(n).fill(10),
+    preemptions: new Int32Array(n),
+    engine: new Int32Array(n),
+  } satisfies RequestTable;
+}
+
+Deno.test("middleRate() counts events per second over the middle 80%, and Infinity when all happen at once", () => {
+  assert.equal(middleRate(Float64Array.from({ length: 101 }, (_, i) => i * 1e5)), 10);
+  assert.equal(middleRate([0, 0, 0]), Infinity);
+  assert.equal(middleRate([5]), Infinity);
+});
+
+Deno.test("loadStats() sees a deployment that keeps up: achieved = offered whatever the latency", () => {
+  // 10 req/s, every request takes 3 s: completions lag by a constant and the rates match.
+  const l = loadStats(table(200, 1e5, (a) => a, (s) => s + 3e6));
+  assert.ok(Math.abs(l.offeredRate - 10) < 1e-9);
+  assert.ok(Math.abs(l.achievedRate - 10) < 1e-9);
+  assert.equal(l.clientWaitGrowth, 0);
+  assert.equal(l.keepsUp, true);
+});
+
+Deno.test("loadStats() sees a client queue that grows: achieved 6 of 10 req/s, waits growing 2/3 s per s", () => {
+  // The deployment serves one request every 1/6 s; the client holds the rest back.
+  const l = loadStats(table(300, 1e5, (a, i) => Math.max(a, i * 1e6 / 6), (s) => s + 1e6));
+  assert.ok(Math.abs(l.achievedRate - 6) < 1e-6, `${l.achievedRate}`);
+  assert.ok(Math.abs(l.clientWaitGrowth - 2 / 3) < 1e-6, `${l.clientWaitGrowth}`);
+  assert.equal(l.keepsUp, false);
+});
+
+Deno.test("loadStats() allows a shortfall within the tolerance, not beyond", () => {
+  const at = (ratio: number) => loadStats(table(400, 1e5, (a) => a, (_s, i) => 1e6 + i * 1e5 / ratio)).keepsUp;
+  assert.equal(at(1 - KEEP_UP_TOLERANCE / 2), true);
+  assert.equal(at(1 - 2 * KEEP_UP_TOLERANCE), false);
+});
+
+Deno.test("loadStats() of a closed loop (all requests at t = 0) has an infinite offered rate and keeps up", () => {
+  const l = loadStats(table(50, 0, (_a, i) => i * 1e5, (s) => s + 1e6));
+  assert.equal(l.offeredRate, Infinity);
+  assert.ok(Math.abs(l.achievedRate - 10) < 1e-9);
+  assert.equal(l.keepsUp, true);
+});

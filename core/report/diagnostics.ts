@@ -1,0 +1,56 @@
+/**
+ * One-line diagnoses of a run for stderr: a deployment that does not keep
+ * up with its load, and one whose KV cache is too small for its workload.
+ *
+ * @module
+ */
+import type { Summary } from "../metrics/summary.ts";
+
+const secs = (x: number) => `${Number(x.toPrecision(3))} s`;
+const rate = (x: number) => `${x.toFixed(1)} req/s`;
+
+/**
+ * Says how the deployment fell behind, or undefined when it kept up.
+ *
+ * @param s the run's summary
+ * @param maxConcurrency the client's `max_concurrency`
+ */
+export function overloadWarning(s: Summary, maxConcurrency: number): string | undefined {
+  const l = s.load;
+  if (l.keepsUp) return undefined;
+  const wait = s.extMetric["CLIENT_WAIT(s)"];
+  const ttft = s.extMetric["TTFT_FROM_ARRIVAL(s)"];
+  const where = wait.MAX > 0
+    ? `clients waited up to ${secs(wait.MAX)} (p99 ${secs(wait.P99)}) under max_concurrency ${maxConcurrency}`
+    : "requests queued in the engines";
+  return `warning: the deployment does not keep up with the offered load: achieved ${rate(l.achievedRate)} of ${
+    rate(l.offeredRate)
+  } offered; ${where}; p99 TTFT from arrival ${secs(ttft.P99)} (from send ${secs(s.perMetric["TTFT(s)"].P99)})`;
+}
+
+/** KV capacity of one instance group. */
+export interface GroupKv {
+  /** Group name. */
+  readonly group: string;
+  /** KV tokens one engine holds. */
+  readonly tokensPerEngine: number;
+}
+
+/**
+ * Names a KV-starved deployment (requests that can never fit, or
+ * preemptions), or undefined when the KV cache was not a limit.
+ *
+ * @param s the run's summary
+ * @param kv each group's KV capacity
+ * @param tokensPerRequest mean prompt + output tokens of the workload's requests
+ */
+export function kvStarvedLine(s: Summary, kv: readonly GroupKv[], tokensPerRequest: number): string | undefined {
+  const unservable = s.unservable.filter((u) => u.reason.includes("KV cache")).reduce((n, u) => n + u.count, 0);
+  if (unservable === 0 && s.preemptions === 0) return undefined;
+  const holds = kv.map((g) =>
+    `${g.tokensPerEngine.toLocaleString("en-US")} tokens per engine${kv.length > 1 ? ` (${g.group})` : ""} (${
+      Math.floor(g.tokensPerEngine / tokensPerRequest).toLocaleString("en-US")
+    } requests of this workload)`
+  ).join(", ");
+  return `KV cache holds ${holds}: ${unservable} unservable, ${s.preemptions} preemptions; raise kv_cache_memory_fraction, TP, or quantize the KV cache`;
+}

@@ -1,0 +1,59 @@
+/**
+ * The ext console section printed after the guide's summary: latency tails
+ * (P95, P99.9), latencies as the user sees them (from arrival), the client
+ * wait, inter-token latency, and whether the deployment kept up with its
+ * load, with the headroom it had left.
+ *
+ * @module
+ */
+import type { ColumnStats, Summary } from "../metrics/summary.ts";
+import { formatFrame, formatKeyValue } from "./table.ts";
+
+/** Columns of the ext latency table, in order. */
+export const EXT_TABLE_COLUMNS = [
+  "TTFT(s)",
+  "TPOT(s)",
+  "ITL(s)",
+  "E2E_TIME(s)",
+  "CLIENT_WAIT(s)",
+  "TTFT_FROM_ARRIVAL(s)",
+  "E2E_FROM_ARRIVAL(s)",
+] as const;
+
+/** Rows of the ext latency table, in order. */
+export const EXT_TABLE_ROWS = ["AVERAGE", "MEDIAN", "P90", "P95", "P99", "P99.9", "MAX"] as const;
+
+/** The statistics of a column of either table. */
+function column(s: Summary, c: string): ColumnStats {
+  return (s.perMetric as Record<string, ColumnStats>)[c] ?? (s.extMetric as Record<string, ColumnStats>)[c];
+}
+
+/**
+ * Renders the ext section.
+ *
+ * @param s the run's summary
+ * @returns the text, ending with a newline
+ */
+export function formatExtSection(s: Summary): string {
+  const lines = ["======== Latency Tails, from Send and from Arrival (ext) ========"];
+  lines.push(
+    ...formatFrame(EXT_TABLE_COLUMNS, EXT_TABLE_ROWS, (c, r) => column(s, c)[r as keyof ColumnStats]),
+  );
+  lines.push("======== Load and Headroom (ext) ========");
+  const l = s.load;
+  lines.push(formatKeyValue("offered_rate(req/s)", l.offeredRate));
+  lines.push(formatKeyValue("achieved_rate(req/s)", l.achievedRate));
+  lines.push(`${"keeps_up".padEnd(30)} ${l.keepsUp ? "yes" : "NO"}`);
+  lines.push(formatKeyValue("client_wait_growth(s/s)", l.clientWaitGrowth));
+  if (s.goodput) {
+    lines.push(formatKeyValue("goodput(req/s)", s.goodput.rate));
+    lines.push(formatKeyValue("slo_attainment", s.goodput.attainment));
+  }
+  const h = s.headroom;
+  lines.push(formatKeyValue("batch_occupancy", h.batchOccupancy));
+  lines.push(formatKeyValue("kv_occupancy", h.kvOccupancy));
+  lines.push(formatKeyValue("kv_occupancy_peak", h.kvOccupancyPeak));
+  lines.push(formatKeyValue("mfu", h.mfu));
+  lines.push(formatKeyValue("mbu", h.mbu));
+  return lines.join("\n") + "\n";
+}
