@@ -14,6 +14,7 @@ import { formatExtSection } from "./core/report/ext_table.ts";
 import { formatGroupTable } from "./core/report/groups.ts";
 import type { RunOutput } from "./core/run.ts";
 import type { StepRecord, TransferRecord } from "./core/engine/types.ts";
+import type { GoodputSlos } from "./core/metrics/summary.ts";
 import { formatSummaryTable } from "./core/report/table.ts";
 import { formatChromeTrace, formatRequestCsv } from "./core/report/profile.ts";
 import { formatTraceLine } from "./core/workload/trace.ts";
@@ -34,6 +35,24 @@ interface CliOptions {
   dump_requests?: string;
   quiet?: boolean;
   format: "table" | "json" | "csv";
+  goodput?: GoodputSlos;
+}
+
+/**
+ * Parses one `--goodput` SLO as vLLM's benchmark takes it: `ttft:500`,
+ * `tpot:50`, `e2el:3000` in milliseconds, or with a unit (`ttft:0.5s`).
+ */
+function goodputSlo(v: string, prev: GoodputSlos | undefined): GoodputSlos {
+  const m = /^(ttft|tpot|e2el|e2e):\s*(\d+\.?\d*|\.\d+)(ms|s)?$/.exec(v.trim());
+  if (!m || !(Number(m[2]) > 0)) {
+    throw new CommanderError(
+      2,
+      "goodput",
+      `--goodput: expected KEY:VALUE with KEY one of ttft, tpot, e2el and VALUE a positive number of milliseconds (or with a unit: 0.5s), got '${v}'`,
+    );
+  }
+  const seconds = Number(m[2]) / (m[3] === "s" ? 1 : 1000);
+  return { ...prev, [m[1] === "e2el" ? "e2e" : m[1]]: seconds };
 }
 
 function program(): Command {
@@ -64,6 +83,12 @@ function program(): Command {
     .option(
       "--dump_requests <file>",
       "write the generated workload as a JSONL trace (replay it with load_gen_type: trace; hash ids stand for 16 tokens)",
+    )
+    .addOption(
+      new Option(
+        "--goodput <slo...>",
+        "per-request SLOs for goodput, as vLLM's benchmark takes them: ttft:500 tpot:50 e2el:3000 (ms; TTFT and E2E from arrival)",
+      ).argParser(goodputSlo),
     )
     .option("--quiet", "print only the summary (no notes, no description line)")
     .addOption(new Option("--format <format>", "stdout format").choices(["table", "json", "csv"]).default("table"))
@@ -169,7 +194,7 @@ export async function main(args: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return 0;
-      if (e.code === "seed") err(`servingcast: ${e.message}`);
+      if (e.code === "seed" || e.code === "goodput") err(`servingcast: ${e.message}`);
       return 2; // commander already printed its message; argparse exits 2 on usage errors
     }
     throw e;
@@ -195,6 +220,7 @@ export async function main(args: string[]): Promise<number> {
   try {
     out = runFiles(instances, common, {
       seed: opts.seed,
+      goodput: opts.goodput,
       onStep: opts.enable_profiling ? (s) => steps.push(s) : undefined,
       onTransfer: opts.enable_profiling ? (t) => transfers.push(t) : undefined,
       onArrival: dump ? (d) => dump.write(formatTraceLine(d)) : undefined,

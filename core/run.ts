@@ -16,7 +16,7 @@ import { summarize } from "./metrics/summary.ts";
 import type { GoodputSlos, Summary } from "./metrics/summary.ts";
 import { paramCounts } from "./model/model_spec.ts";
 import { formatSummaryJson, summaryExtSections } from "./report/json.ts";
-import { kvStarvedLine, overloadWarning } from "./report/diagnostics.ts";
+import { kvStarvedLine, overloadSummary } from "./report/diagnostics.ts";
 import { poolStats } from "./metrics/groups.ts";
 import type { PoolStats } from "./metrics/groups.ts";
 import { describeLength } from "./workload/lengths.ts";
@@ -205,8 +205,9 @@ export function diagnostics(out: RunOutput): string[] {
   const t = result.requests;
   let tokens = 0;
   for (let i = 0; i < t.count; i++) tokens += t.input[i] + t.output[i];
+  const overload = overloadSummary(summary, plan.input.workload.maxConcurrency);
   const lines = [
-    overloadWarning(summary, plan.input.workload.maxConcurrency),
+    overload && `warning: ${overload}`,
     kvStarvedLine(
       summary,
       plan.groups.filter((g) => g.role !== "prefill").map((g) => ({

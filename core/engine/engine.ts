@@ -67,7 +67,7 @@ export function unservableCategory(s: EngineSpec, input: number, output: number)
       return `prompt + output exceeds the model's context length (${s.maxModelLen} tokens)`;
     case "kv":
       return `prompt + output exceeds the KV cache of an engine (${s.kvBlocks} blocks of ${s.blockSize} = ${
-        s.kvBlocks * s.blockSize
+        (s.kvBlocks * s.blockSize).toLocaleString("en-US")
       } tokens)`;
     case "budget":
       return `prompt exceeds max_tokens_budget (${s.maxTokens}) with chunked prefill off`;

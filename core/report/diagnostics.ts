@@ -10,12 +10,14 @@ const secs = (x: number) => `${Number(x.toPrecision(3))} s`;
 const rate = (x: number) => `${x.toFixed(1)} req/s`;
 
 /**
- * Says how the deployment fell behind, or undefined when it kept up.
+ * Says how the deployment fell behind, or undefined when it kept up: the
+ * achieved and offered rates, where requests waited, and the p99 TTFT from
+ * arrival beside the one from send.
  *
  * @param s the run's summary
  * @param maxConcurrency the client's `max_concurrency`
  */
-export function overloadWarning(s: Summary, maxConcurrency: number): string | undefined {
+export function overloadSummary(s: Summary, maxConcurrency: number): string | undefined {
   const l = s.load;
   if (l.keepsUp) return undefined;
   const wait = s.extMetric["CLIENT_WAIT(s)"];
@@ -23,7 +25,7 @@ export function overloadWarning(s: Summary, maxConcurrency: number): string | un
   const where = wait.MAX > 0
     ? `clients waited up to ${secs(wait.MAX)} (p99 ${secs(wait.P99)}) under max_concurrency ${maxConcurrency}`
     : "requests queued in the engines";
-  return `warning: the deployment does not keep up with the offered load: achieved ${rate(l.achievedRate)} of ${
+  return `the deployment does not keep up with the offered load: achieved ${rate(l.achievedRate)} of ${
     rate(l.offeredRate)
   } offered; ${where}; p99 TTFT from arrival ${secs(ttft.P99)} (from send ${secs(s.perMetric["TTFT(s)"].P99)})`;
 }

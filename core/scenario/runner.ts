@@ -9,6 +9,7 @@ import type { FileSystem } from "../config/load.ts";
 import { readYaml } from "../config/load.ts";
 import type { YamlSource } from "../config/source.ts";
 import { runSources } from "../run.ts";
+import { overloadSummary } from "../report/diagnostics.ts";
 import type { RunOutput } from "../run.ts";
 import { evalExpr, holds } from "./assertion.ts";
 import { compareBaseline, readBaseline, snapshot } from "./baseline.ts";
@@ -103,17 +104,7 @@ function run(s: Scenario, c: ConfigRef, extra: readonly ScenarioOverride[], fs?:
  * its offered load), or "" when it keeps up.
  */
 export function overloadNote(out: RunOutput): string {
-  const l = out.summary.load;
-  if (l.keepsUp) return "";
-  const wait = out.summary.extMetric["CLIENT_WAIT(s)"];
-  const ttft = out.summary.extMetric["TTFT_FROM_ARRIVAL(s)"];
-  return `the deployment does not keep up with the offered load: achieved ${l.achievedRate.toFixed(1)} of ${
-    l.offeredRate.toFixed(1)
-  } req/s offered, ${
-    wait.MAX > 0
-      ? `client wait p99 ${show(wait.P99)} s (max ${show(wait.MAX)} s)`
-      : `requests queue in the engines (p99 TTFT from arrival ${show(ttft.P99)} s)`
-  }`;
+  return overloadSummary(out.summary, out.plan.input.workload.maxConcurrency) ?? "";
 }
 
 /** An SLO on a latency as the user sees it: an upper bound, met only while the deployment keeps up. */
