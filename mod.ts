@@ -25,6 +25,7 @@
 export {
   deploymentSection,
   describeRun,
+  diagnostics,
   pools,
   poolSections,
   runFiles,
@@ -104,21 +105,41 @@ export type {
   TransferRecord,
   WorkloadSpec,
 } from "./core/engine/mod.ts";
-export { METRIC_COLUMNS, OVERALL_KEYS, poolStats, STATISTICS, summarize } from "./core/metrics/mod.ts";
+export {
+  ALL_STATISTICS,
+  EXT_COLUMNS,
+  KEEP_UP_TOLERANCE,
+  loadStats,
+  METRIC_COLUMNS,
+  OVERALL_KEYS,
+  poolStats,
+  STATISTICS,
+  summarize,
+} from "./core/metrics/mod.ts";
 export type {
   ColumnStats,
+  ExtColumn,
+  GoodputSlos,
+  GoodputStats,
+  Headroom,
+  LoadStats,
   MetricColumn,
   OverallKey,
   PoolStats,
   PrefixCacheStats,
   Statistic,
   Summary,
+  SummaryOptions,
 } from "./core/metrics/mod.ts";
 export {
   formatChromeTrace,
+  formatExtSection,
   formatGroupTable,
   formatRequestCsv,
   formatSummaryJson,
   formatSummaryTable,
+  kvStarvedLine,
+  overloadSummary,
+  summaryExtSections,
 } from "./core/report/mod.ts";
-export type { JsonExtras } from "./core/report/mod.ts";
+export type { GroupKv, JsonExtras } from "./core/report/mod.ts";

@@ -14,7 +14,8 @@
  * @module
  */
 import type { ModelSpec } from "../model/model_spec.ts";
-import { forwardFlops } from "../model/model_spec.ts";
+import { flopCoefficients } from "../model/model_spec.ts";
+import type { FlopCoefficients } from "../model/model_spec.ts";
 import { gqaBlock, mlaBlock } from "./attention.ts";
 import type { AttentionBlock } from "./attention.ts";
 import type { BatchShape, StepBreakdown, TimeParts } from "./batch.ts";
@@ -97,6 +98,7 @@ export class RooflineCostModel {
   #vocabPerRank: number;
   #acc: TimeParts = { linear: 0, attention: 0, elementwise: 0, communication: 0 };
   #draftShape: BatchShape = emptyBatch();
+  #flops: FlopCoefficients;
   /** The FFN kinds present and how many layers use each (built once: stepTime is the hot path). */
   #ffnLayers: [FfnBlock, number][] = [];
 
@@ -137,6 +139,7 @@ export class RooflineCostModel {
     const mtpWeights = (input.draftTokens ?? 0) > 0
       ? a.weightBytes + ((this.#moe ?? this.#dense)?.weightBytes ?? 0) + 2 * m.hidden * m.hidden * linear.weightBytes
       : 0;
+    this.#flops = flopCoefficients(m);
     this.devices = l.tp;
     this.peakFlops = l.tp * device.peaks[linear.peak];
     this.peakBandwidth = l.tp * device.hbmBandwidth;
@@ -150,13 +153,14 @@ export class RooflineCostModel {
   }
 
   /**
-   * Model FLOPs of a step over the engine: {@link forwardFlops} of its new
+   * Model FLOPs of a step over the engine: `forwardFlops` of its new
    * tokens, the query–key pairs they attend to (a decode token attends to
    * its whole context) and the rows that get logits. MTP drafts are not
    * counted (useful work only, as MFU is usually reported).
    */
   stepFlops(b: BatchShape): number {
-    return forwardFlops(this.input.model, b.tokens, b.prefillPairs + b.decodeContext, b.logitsRows);
+    const c = this.#flops;
+    return c.perToken * b.tokens + c.perPair * (b.prefillPairs + b.decodeContext) + c.perLogitsRow * b.logitsRows;
   }
 
   /**

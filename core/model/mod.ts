@@ -6,5 +6,12 @@
  */
 export { MODEL_ALIASES, MODEL_CATALOG } from "./catalog.ts";
 export type { HfConfig } from "./catalog.ts";
-export { forwardFlops, kvBytesPerToken, kvValuesPerTokenPerLayer, modelSpecFromHf, paramCounts } from "./model_spec.ts";
-export type { FieldError, MlaSpec, ModelSpec, MoeSpec, ParamCounts } from "./model_spec.ts";
+export {
+  flopCoefficients,
+  forwardFlops,
+  kvBytesPerToken,
+  kvValuesPerTokenPerLayer,
+  modelSpecFromHf,
+  paramCounts,
+} from "./model_spec.ts";
+export type { FieldError, FlopCoefficients, MlaSpec, ModelSpec, MoeSpec, ParamCounts } from "./model_spec.ts";

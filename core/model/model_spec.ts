@@ -221,6 +221,26 @@ export function paramCounts(m: ModelSpec): ParamCounts {
   };
 }
 
+/** FLOPs of a forward pass per new token, per query–key pair and per logits row (see {@link forwardFlops}). */
+export interface FlopCoefficients {
+  /** 2 × active linear parameters (embedding and LM head excluded). */
+  readonly perToken: number;
+  /** QKᵀ and PV over all layers: 4 × heads × head dim (MLA: 2 × heads × (192 + 128)) × layers. */
+  readonly perPair: number;
+  /** The LM head: 2 × vocab × hidden. */
+  readonly perLogitsRow: number;
+}
+
+/** The coefficients of {@link forwardFlops}, which is linear in its counts. */
+export function flopCoefficients(m: ModelSpec): FlopCoefficients {
+  const p = paramCounts(m);
+  const linear = p.active - p.embedding - p.lmHead - m.hidden - m.layers * p.normsPerLayer;
+  const perPair = m.mla
+    ? 2 * m.heads * (m.mla.qkNopeHeadDim + m.mla.qkRopeHeadDim + m.mla.vHeadDim)
+    : 4 * m.heads * m.headDim;
+  return { perToken: 2 * linear, perPair: m.layers * perPair, perLogitsRow: 2 * m.vocab * m.hidden };
+}
+
 /**
  * FLOPs of one forward pass over `tokens` new tokens that attend to
  * `pairs` query–key pairs in all, producing logits for `logitsRows` rows:
@@ -229,12 +249,8 @@ export function paramCounts(m: ModelSpec): ParamCounts {
  * MLA: 2 × heads × (192 + 128)), plus 2 × vocab × hidden per logits row.
  */
 export function forwardFlops(m: ModelSpec, tokens: number, pairs: number, logitsRows = 1): number {
-  const p = paramCounts(m);
-  const linear = p.active - p.embedding - p.lmHead - m.hidden - m.layers * p.normsPerLayer;
-  const perPair = m.mla
-    ? 2 * m.heads * (m.mla.qkNopeHeadDim + m.mla.qkRopeHeadDim + m.mla.vHeadDim)
-    : 4 * m.heads * m.headDim;
-  return 2 * linear * tokens + m.layers * perPair * pairs + 2 * m.vocab * m.hidden * logitsRows;
+  const c = flopCoefficients(m);
+  return c.perToken * tokens + c.perPair * pairs + c.perLogitsRow * logitsRows;
 }
 
 /**

@@ -11,3 +11,5 @@ export type { JsonExtras } from "./json.ts";
 export { formatChromeTrace, formatRequestCsv } from "./profile.ts";
 export { formatFixed, roundHalfEven } from "./number_format.ts";
 export { formatGroupTable } from "./groups.ts";
+export { kvStarvedLine, overloadSummary } from "./diagnostics.ts";
+export type { GroupKv } from "./diagnostics.ts";
