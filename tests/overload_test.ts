@@ -84,7 +84,7 @@ Deno.test("a KV-starved deployment gets one line naming the cause, and its unser
   const dir = writeTemp({ "i.yaml": KV_STARVED_INSTANCE, "c.yaml": KV_STARVED_COMMON });
   const run = await runCli(["--instance_config_path", `${dir}i.yaml`, "--common_config_path", `${dir}c.yaml`]);
   assert.equal(run.code, 0, run.stderr);
-  const never = run.stderr.split("\n").filter((l) => l.includes("can never be served"));
+  const never = run.stderr.split("\n").filter((l) => l.includes("left out of the summary"));
   assert.deepEqual(never, [
     "warning: 9 request(s) can never be served and were left out of the summary: prompt + output exceeds the KV cache of an engine (749 blocks of 16 = 11,984 tokens)",
   ]);

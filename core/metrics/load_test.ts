@@ -36,15 +36,15 @@ Deno.test("loadStats() sees a deployment that keeps up: achieved = offered whate
   const l = loadStats(table(200, 1e5, (a) => a, (s) => s + 3e6));
   assert.ok(Math.abs(l.offeredRate - 10) < 1e-9);
   assert.ok(Math.abs(l.achievedRate - 10) < 1e-9);
-  assert.equal(l.clientWaitGrowth, 0);
+  assert.equal(l.queueGrowth, 0);
   assert.equal(l.keepsUp, true);
 });
 
-Deno.test("loadStats() sees a client queue that grows: achieved 6 of 10 req/s, waits growing 2/3 s per s", () => {
+Deno.test("loadStats() sees a client queue that grows: achieved 6 of 10 req/s, the queue growing 2/3 s per s", () => {
   // The deployment serves one request every 1/6 s; the client holds the rest back.
   const l = loadStats(table(300, 1e5, (a, i) => Math.max(a, i * 1e6 / 6), (s) => s + 1e6));
   assert.ok(Math.abs(l.achievedRate - 6) < 1e-6, `${l.achievedRate}`);
-  assert.ok(Math.abs(l.clientWaitGrowth - 2 / 3) < 1e-6, `${l.clientWaitGrowth}`);
+  assert.ok(Math.abs(l.queueGrowth - 2 / 3) < 1e-6, `${l.queueGrowth}`);
   assert.equal(l.keepsUp, false);
 });
 
@@ -59,4 +59,19 @@ Deno.test("loadStats() of a closed loop (all requests at t = 0) has an infinite 
   assert.equal(l.offeredRate, Infinity);
   assert.ok(Math.abs(l.achievedRate - 10) < 1e-9);
   assert.equal(l.keepsUp, true);
+});
+
+Deno.test("loadStats() sees a backlog in a run too short for a steady state, though completions bunch up at the end", () => {
+  // 200 requests in 3 s: the first token comes later and later (the queue builds), then all finish together.
+  const t = table(200, 15_000, (a) => a, () => 10e6);
+  const first = t.arrival.map((a, i) => a + 50_000 + i * 12_000);
+  const l = loadStats({ ...t, firstToken: first });
+  assert.ok(Math.abs(l.queueGrowth - 0.8) < 1e-9, `${l.queueGrowth}`);
+  // All 200 are done at 10 s: 20 req/s over the run, below the 66.7 / 1.8 = 37 req/s the queue growth implies.
+  assert.ok(Math.abs(l.achievedRate - 20) < 1e-9, `${l.achievedRate} of ${l.offeredRate}`);
+  assert.equal(l.keepsUp, false);
+  // Finishing as they arrive, but with the same growing queue: the queue growth bounds the achieved rate.
+  const g = loadStats({ ...t, firstToken: first, finish: first.map((f) => f + 1e6) });
+  assert.ok(Math.abs(g.achievedRate - g.offeredRate / 1.8) < 1e-9, `${g.achievedRate} of ${g.offeredRate}`);
+  assert.equal(g.keepsUp, false);
 });

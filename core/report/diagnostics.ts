@@ -22,9 +22,13 @@ export function overloadSummary(s: Summary, maxConcurrency: number): string | un
   if (l.keepsUp) return undefined;
   const wait = s.extMetric["CLIENT_WAIT(s)"];
   const ttft = s.extMetric["TTFT_FROM_ARRIVAL(s)"];
-  const where = wait.MAX > 0
-    ? `clients waited up to ${secs(wait.MAX)} (p99 ${secs(wait.P99)}) under max_concurrency ${maxConcurrency}`
-    : "requests queued in the engines";
+  const unservable = s.unservable.reduce((n, u) => n + u.count, 0);
+  const where = [
+    ...(wait.MAX > 0
+      ? [`clients waited up to ${secs(wait.MAX)} (p99 ${secs(wait.P99)}) under max_concurrency ${maxConcurrency}`]
+      : []),
+    ...(unservable > 0 ? [`${unservable} requests can never be served`] : []),
+  ].join("; ") || "requests queued in the engines";
   return `the deployment does not keep up with the offered load: achieved ${rate(l.achievedRate)} of ${
     rate(l.offeredRate)
   } offered; ${where}; p99 TTFT from arrival ${secs(ttft.P99)} (from send ${secs(s.perMetric["TTFT(s)"].P99)})`;

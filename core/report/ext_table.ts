@@ -44,7 +44,7 @@ export function formatExtSection(s: Summary): string {
   lines.push(formatKeyValue("offered_rate(req/s)", l.offeredRate));
   lines.push(formatKeyValue("achieved_rate(req/s)", l.achievedRate));
   lines.push(`${"keeps_up".padEnd(30)} ${l.keepsUp ? "yes" : "NO"}`);
-  lines.push(formatKeyValue("client_wait_growth(s/s)", l.clientWaitGrowth));
+  lines.push(formatKeyValue("queue_growth(s/s)", l.queueGrowth));
   if (s.goodput) {
     lines.push(formatKeyValue("goodput(req/s)", s.goodput.rate));
     lines.push(formatKeyValue("slo_attainment", s.goodput.attainment));

@@ -41,7 +41,7 @@ export function summaryExtSections(s: Summary): JsonExtras {
       offered_rate: l.offeredRate,
       achieved_rate: l.achievedRate,
       keeps_up: l.keepsUp,
-      client_wait_growth: l.clientWaitGrowth,
+      queue_growth: l.queueGrowth,
       ...(s.goodput
         ? {
           goodput: s.goodput.rate,

@@ -25,7 +25,7 @@
  * An overall-summary key is written alone, with or without its unit
  * (`request_throughput` or `request_throughput(req/s)`). Run-level ext
  * figures: `offered_rate`, `achieved_rate`, `keeps_up` (1 or 0),
- * `client_wait_growth`, `goodput`, `slo_attainment`, `batch_occupancy`,
+ * `queue_growth`, `goodput`, `slo_attainment`, `batch_occupancy`,
  * `kv_occupancy`, `kv_occupancy_peak`, `mfu`, `mbu`, `preemptions`,
  * `unservable_requests`, `simulated_seconds`.
  *
@@ -132,7 +132,7 @@ const EXTRA: Record<string, { read: (s: Summary) => number; unit: MetricUnit; be
   offered_rate: { read: (s) => s.load.offeredRate, unit: "req/s", better: "none" },
   achieved_rate: { read: (s) => s.load.achievedRate, unit: "req/s", better: "higher" },
   keeps_up: { read: (s) => (s.load.keepsUp ? 1 : 0), unit: "count", better: "higher" },
-  client_wait_growth: { read: (s) => s.load.clientWaitGrowth, unit: "fraction", better: "lower" },
+  queue_growth: { read: (s) => s.load.queueGrowth, unit: "fraction", better: "lower" },
   goodput: { read: (s) => s.goodput?.rate ?? NaN, unit: "req/s", better: "higher" },
   slo_attainment: { read: (s) => s.goodput?.attainment ?? NaN, unit: "fraction", better: "higher" },
   batch_occupancy: { read: (s) => s.headroom.batchOccupancy, unit: "fraction", better: "none" },
