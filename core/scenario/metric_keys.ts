@@ -164,7 +164,7 @@ function columnOf(s: Summary, c: Column): ColumnStats {
 
 /** Splits `<column>.<statistic>`; the statistic may hold a dot itself (`p99.9`). */
 function splitStat(k: string): [string, Statistic] | undefined {
-  const m = /^(.+)\.(p99\.9|[a-z0-9]+)$/i.exec(k);
+  const m = /^(.+?)\.(p99\.9|[a-z0-9]+)$/i.exec(k);
   const stat = m && STAT_BY_NAME.get(m[2].toLowerCase());
   return m && stat ? [m[1], stat] : undefined;
 }
