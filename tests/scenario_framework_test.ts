@@ -6,8 +6,15 @@
 import assert from "node:assert/strict";
 import Ajv2020 from "ajv/dist/2020.js";
 import { parse } from "yaml";
+import { z } from "zod";
 import { InputError } from "../core/config/errors.ts";
-import { loadScenario, resolveMetric, runScenario } from "../core/scenario/mod.ts";
+import {
+  loadScenario,
+  METRIC_KEY_NAMES,
+  resolveMetric,
+  runScenario,
+  ScenarioFileSchema,
+} from "../core/scenario/mod.ts";
 import { scenarioFiles } from "../scenarios/_files.ts";
 import { scenarioJsonSchema } from "../scenarios/_schema.ts";
 import { COMMON_OK, INSTANCE_OK, ROOT, runTask, writeTemp } from "./_helpers.ts";
@@ -206,6 +213,88 @@ Deno.test("the JSON Schema is current, validates every bundled scenario and reje
   }
   assert.equal(validate({ instance_config: "i.yaml", common_config: "c.yaml", expct: { "ttft.p99": "< 1" } }), false);
   assert.equal(validate.errors[0].params.additionalProperty, "expct");
+});
+
+Deno.test("the JSON Schema names the metrics of every assertion block, baseline tolerance and measurement", () => {
+  // deno-lint-ignore no-explicit-any
+  const ajv = new (Ajv2020 as any)({ strict: false });
+  const schema = JSON.parse(scenarioJsonSchema());
+  const validate = ajv.compile(schema);
+  const base = { instance_config: "i.yaml", common_config: "c.yaml" };
+  const ok = (doc: Record<string, unknown>) => validate({ ...base, ...doc });
+  const good = [
+    "goodput",
+    "itl.p99.9",
+    "client_wait.p95",
+    "TTFT_FROM_ARRIVAL(s).P99",
+    "kv_occupancy_peak",
+    "mfu",
+    "TPOT.Mean",
+    "request_throughput(req/s)",
+    "Request_Throughput",
+  ];
+  for (const m of [...good, "agg.tpot.median", "disagg.TTFT(s).p99.9", "max_rate_meeting"]) {
+    assert.ok(ok({ expect: { [m]: "< 1" } }), `expect.${m}: ${JSON.stringify(validate.errors)}`);
+  }
+  for (const block of ["expect_per_point", "max_rate_meeting"]) {
+    for (const m of good) assert.ok(ok({ [block]: { [m]: "< 1" } }), `${block}.${m}`);
+    // No variants and no derived metrics there.
+    for (const m of ["agg.tpot.median", "max_rate_meeting"]) {
+      assert.ok(!ok({ [block]: { [m]: "< 1" } }), `${block}.${m}`);
+    }
+  }
+  for (const m of ["ttft.p98", "ttfx.p99", "agg.ttft.p98", "ttft", "goodput.p99", "ttft.p99.99"]) {
+    assert.ok(!ok({ expect: { [m]: "< 1" } }), `expect.${m} accepted`);
+    assert.ok(!ok({ baseline: { tolerances: { [m]: 0.1 } } }), `baseline.tolerances.${m} accepted`);
+    assert.ok(!ok({ measured: [{ metric: m, value: 1, max_error: 0.1, source: "x" }] }), `measured ${m} accepted`);
+  }
+  assert.ok(ok({ baseline: { tolerances: { "ttft.p99": 0.1, "itl.p99.9": 0.2, max_rate_meeting: 0.02 } } }));
+  assert.ok(!ok({ baseline: { tolerances: { "ttft.p99": -1 } } }), "a tolerance is still a positive number");
+  assert.ok(ok({ baseline: { strict: true, min_max: true } }));
+  assert.ok(ok({ measured: [{ metric: "ttft_from_send.median", value: 1, max_error: 0.1, source: "x" }] }));
+
+  // The pattern accepts exactly what resolveMetric reads, in any case, over a grid of plausible spellings.
+  const names = new RegExp(schema.$defs.MetricName.pattern, "u");
+  const columns = [...new Set(METRIC_KEY_NAMES.filter((n) => n.includes(".")).map((n) => n.split(".")[0]))];
+  const stats = ["average", "mean", "avg", "median", "p50", "min", "max", "std", "p999", "p99.9", "p99.99", "p9"];
+  for (let q = 1; q <= 100; q++) stats.push(`p${q}`);
+  const words = [...METRIC_KEY_NAMES.filter((n) => !n.includes(".")), ...columns, "requests", "ttft(ms)", "busy"];
+  const upper = (n: string) => n.replace(/[a-z]/g, (c, i) => (i % 2 ? c.toUpperCase() : c));
+  for (const n of [...columns.flatMap((c) => stats.map((st) => `${c}.${st}`)), ...words]) {
+    for (const spelled of [n, n.toUpperCase(), upper(n)]) {
+      assert.equal(names.test(spelled), resolveMetric(spelled) !== undefined, spelled);
+    }
+  }
+  // Editors complete every metric, once, by its short name, with its unit.
+  const props: Record<string, { description: string }> = schema.$defs.MetricProperties.properties;
+  const canonical = new Set(METRIC_KEY_NAMES.map((n) => resolveMetric(n)!.name));
+  assert.equal(Object.keys(props).length, canonical.size);
+  assert.deepEqual(new Set(Object.keys(props).map((n) => resolveMetric(n)!.name)), canonical);
+  assert.match(
+    props["ttft.p99"].description,
+    /^TTFT from the request's arrival.*99th percentile\. In seconds.*lower is better/,
+  );
+  assert.match(props["goodput"].description, /In req\/s, higher is better/);
+  for (const [n, p] of Object.entries(props)) assert.ok(!p.description.startsWith(resolveMetric(n)!.name), n);
+  for (const block of ["expect", "expect_per_point", "max_rate_meeting"]) {
+    assert.deepEqual(schema.properties[block].allOf, [{ $ref: "#/$defs/MetricProperties" }], block);
+  }
+});
+
+Deno.test("the JSON Schema names metrics in assertion blocks added later, found by their key", () => {
+  const extended = ScenarioFileSchema.extend({
+    min_value_meeting: z.record(z.string(), z.unknown()).optional().describe("SLOs of a downward search"),
+    seeds: z.array(z.number()).optional(),
+  });
+  const schema = JSON.parse(scenarioJsonSchema(extended));
+  // deno-lint-ignore no-explicit-any
+  const validate = new (Ajv2020 as any)({ strict: false }).compile(schema);
+  const ok = (doc: Record<string, unknown>) => validate({ instance_config: "i.yaml", common_config: "c.yaml", ...doc });
+  assert.ok(ok({ min_value_meeting: { "ttft.p99": "< 1" }, seeds: [1, 2] }), JSON.stringify(validate.errors));
+  assert.ok(!ok({ min_value_meeting: { "ttft.p98": "< 1" } }));
+  assert.ok(ok({ expect: { min_value_meeting: "<= 4", max_rate_meeting: ">= 8" } }), JSON.stringify(validate.errors));
+  assert.ok(ok({ baseline: { tolerances: { min_value_meeting: 0.02 } } }));
+  assert.ok(!ok({ expect: { other_meeting: "<= 4" } }));
 });
 
 Deno.test("deno task check --tag selects scenarios and --json-dir writes each run's JSON", async () => {
