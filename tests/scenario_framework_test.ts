@@ -6,8 +6,15 @@
 import assert from "node:assert/strict";
 import Ajv2020 from "ajv/dist/2020.js";
 import { parse } from "yaml";
+import { z } from "zod";
 import { InputError } from "../core/config/errors.ts";
-import { loadScenario, runScenario } from "../core/scenario/mod.ts";
+import {
+  loadScenario,
+  METRIC_KEY_NAMES,
+  resolveMetric,
+  runScenario,
+  ScenarioFileSchema,
+} from "../core/scenario/mod.ts";
 import { scenarioFiles } from "../scenarios/_files.ts";
 import { scenarioJsonSchema } from "../scenarios/_schema.ts";
 import { COMMON_OK, INSTANCE_OK, ROOT, runTask, writeTemp } from "./_helpers.ts";
@@ -135,7 +142,19 @@ Deno.test("baseline round trip: deno task baseline, then deno task check passes;
   assert.match(before.stderr, /no baseline at .*__baselines__\/gate\.json: run `deno task baseline /);
   const b = await runTask("baseline", [`${dir}s.yaml`]);
   assert.equal(b.code, 0, b.stderr);
-  assert.match(b.stdout, /wrote .*__baselines__\/gate\.json \(49 metrics\)/);
+  const stored = Object.keys(JSON.parse(Deno.readTextFileSync(`${dir}__baselines__/gate.json`)));
+  assert.match(b.stdout, new RegExp(`wrote .*__baselines__/gate\\.json \\(${stored.length} metrics\\)`));
+  // Every per-request statistic of every column (ext ones, P95 and P99.9 included), the overall summary
+  // and the run-level figures; goodput is undefined without SLOs and left out.
+  for (const k of ["TTFT(s).P99", "ITL(s).P99.9", "CLIENT_WAIT(s).P95", "E2E_FROM_ARRIVAL(s).MAX", "total_requests"]) {
+    assert.ok(stored.includes(k), k);
+  }
+  for (const k of ["offered_rate", "achieved_rate", "keeps_up", "kv_occupancy_peak", "preemptions"]) {
+    assert.ok(stored.includes(k), k);
+  }
+  assert.ok(!stored.includes("goodput"));
+  // MIN and MAX are stored but not compared.
+  const compared = stored.filter((k) => !/\.(MIN|MAX)$/.test(k)).length;
   const ok = await runTask("check", [`${dir}s.yaml`]);
   assert.equal(ok.code, 0, ok.stderr);
   assert.match(ok.stdout, /^PASS {2}gate {2}ttft\.p99=/);
@@ -147,10 +166,15 @@ Deno.test("baseline round trip: deno task baseline, then deno task check passes;
   const bad = await runTask("check", [`${dir}s.yaml`]);
   assert.equal(bad.code, 1);
   assert.match(bad.stdout, /^FAIL {2}gate/);
-  assert.match(bad.stderr, /s\.yaml:4:1: baseline: \d+ of 49 metrics moved beyond their tolerance/);
+  assert.match(
+    bad.stderr,
+    new RegExp(`s\\.yaml:4:1: baseline: \\d+ of ${compared} metrics moved beyond their tolerance`),
+  );
   assert.match(bad.stderr, /\n {2}metric +baseline +now +change +tolerance\n/);
-  assert.match(bad.stderr, /\n {2}output_token_throughput\(tok\/s\) +[\d.]+ +[\d.]+ +-\d+\.\d% +±5\.0%\n/);
-  assert.match(bad.stderr, /\n {2}request_throughput\(req\/s\) +[\d.]+ +[\d.]+ +-\d+\.\d% +±5\.0%\n/);
+  // Throughputs are checked for a fall, the offered rate (no better direction) both ways.
+  assert.match(bad.stderr, /\n {2}output_token_throughput\(tok\/s\) +[\d.]+ +[\d.]+ +-\d+\.\d% +-5\.0% min\n/);
+  assert.match(bad.stderr, /\n {2}request_throughput\(req\/s\) +[\d.]+ +[\d.]+ +-\d+\.\d% +-5\.0% min\n/);
+  assert.match(bad.stderr, /\n {2}offered_rate +[\d.]+ +[\d.]+ +-\d+\.\d% +±5\.0%\n/);
 });
 
 Deno.test("halving the instance count of a bundled config fails its scenario with a readable message; restoring passes", async () => {
@@ -191,6 +215,88 @@ Deno.test("the JSON Schema is current, validates every bundled scenario and reje
   assert.equal(validate.errors[0].params.additionalProperty, "expct");
 });
 
+Deno.test("the JSON Schema names the metrics of every assertion block, baseline tolerance and measurement", () => {
+  // deno-lint-ignore no-explicit-any
+  const ajv = new (Ajv2020 as any)({ strict: false });
+  const schema = JSON.parse(scenarioJsonSchema());
+  const validate = ajv.compile(schema);
+  const base = { instance_config: "i.yaml", common_config: "c.yaml" };
+  const ok = (doc: Record<string, unknown>) => validate({ ...base, ...doc });
+  const good = [
+    "goodput",
+    "itl.p99.9",
+    "client_wait.p95",
+    "TTFT_FROM_ARRIVAL(s).P99",
+    "kv_occupancy_peak",
+    "mfu",
+    "TPOT.Mean",
+    "request_throughput(req/s)",
+    "Request_Throughput",
+  ];
+  for (const m of [...good, "agg.tpot.median", "disagg.TTFT(s).p99.9", "max_rate_meeting"]) {
+    assert.ok(ok({ expect: { [m]: "< 1" } }), `expect.${m}: ${JSON.stringify(validate.errors)}`);
+  }
+  for (const block of ["expect_per_point", "max_rate_meeting"]) {
+    for (const m of good) assert.ok(ok({ [block]: { [m]: "< 1" } }), `${block}.${m}`);
+    // No variants and no derived metrics there.
+    for (const m of ["agg.tpot.median", "max_rate_meeting"]) {
+      assert.ok(!ok({ [block]: { [m]: "< 1" } }), `${block}.${m}`);
+    }
+  }
+  for (const m of ["ttft.p98", "ttfx.p99", "agg.ttft.p98", "ttft", "goodput.p99", "ttft.p99.99"]) {
+    assert.ok(!ok({ expect: { [m]: "< 1" } }), `expect.${m} accepted`);
+    assert.ok(!ok({ baseline: { tolerances: { [m]: 0.1 } } }), `baseline.tolerances.${m} accepted`);
+    assert.ok(!ok({ measured: [{ metric: m, value: 1, max_error: 0.1, source: "x" }] }), `measured ${m} accepted`);
+  }
+  assert.ok(ok({ baseline: { tolerances: { "ttft.p99": 0.1, "itl.p99.9": 0.2, max_rate_meeting: 0.02 } } }));
+  assert.ok(!ok({ baseline: { tolerances: { "ttft.p99": -1 } } }), "a tolerance is still a positive number");
+  assert.ok(ok({ baseline: { strict: true, min_max: true } }));
+  assert.ok(ok({ measured: [{ metric: "ttft_from_send.median", value: 1, max_error: 0.1, source: "x" }] }));
+
+  // The pattern accepts exactly what resolveMetric reads, in any case, over a grid of plausible spellings.
+  const names = new RegExp(schema.$defs.MetricName.pattern, "u");
+  const columns = [...new Set(METRIC_KEY_NAMES.filter((n) => n.includes(".")).map((n) => n.split(".")[0]))];
+  const stats = ["average", "mean", "avg", "median", "p50", "min", "max", "std", "p999", "p99.9", "p99.99", "p9"];
+  for (let q = 1; q <= 100; q++) stats.push(`p${q}`);
+  const words = [...METRIC_KEY_NAMES.filter((n) => !n.includes(".")), ...columns, "requests", "ttft(ms)", "busy"];
+  const upper = (n: string) => n.replace(/[a-z]/g, (c, i) => (i % 2 ? c.toUpperCase() : c));
+  for (const n of [...columns.flatMap((c) => stats.map((st) => `${c}.${st}`)), ...words]) {
+    for (const spelled of [n, n.toUpperCase(), upper(n)]) {
+      assert.equal(names.test(spelled), resolveMetric(spelled) !== undefined, spelled);
+    }
+  }
+  // Editors complete every metric, once, by its short name, with its unit.
+  const props: Record<string, { description: string }> = schema.$defs.MetricProperties.properties;
+  const canonical = new Set(METRIC_KEY_NAMES.map((n) => resolveMetric(n)!.name));
+  assert.equal(Object.keys(props).length, canonical.size);
+  assert.deepEqual(new Set(Object.keys(props).map((n) => resolveMetric(n)!.name)), canonical);
+  assert.match(
+    props["ttft.p99"].description,
+    /^TTFT from the request's arrival.*99th percentile\. In seconds.*lower is better/,
+  );
+  assert.match(props["goodput"].description, /In req\/s, higher is better/);
+  for (const [n, p] of Object.entries(props)) assert.ok(!p.description.startsWith(resolveMetric(n)!.name), n);
+  for (const block of ["expect", "expect_per_point", "max_rate_meeting"]) {
+    assert.deepEqual(schema.properties[block].allOf, [{ $ref: "#/$defs/MetricProperties" }], block);
+  }
+});
+
+Deno.test("the JSON Schema names metrics in assertion blocks added later, found by their key", () => {
+  const extended = ScenarioFileSchema.extend({
+    min_value_meeting: z.record(z.string(), z.unknown()).optional().describe("SLOs of a downward search"),
+    seeds: z.array(z.number()).optional(),
+  });
+  const schema = JSON.parse(scenarioJsonSchema(extended));
+  // deno-lint-ignore no-explicit-any
+  const validate = new (Ajv2020 as any)({ strict: false }).compile(schema);
+  const ok = (doc: Record<string, unknown>) => validate({ instance_config: "i.yaml", common_config: "c.yaml", ...doc });
+  assert.ok(ok({ min_value_meeting: { "ttft.p99": "< 1" }, seeds: [1, 2] }), JSON.stringify(validate.errors));
+  assert.ok(!ok({ min_value_meeting: { "ttft.p98": "< 1" } }));
+  assert.ok(ok({ expect: { min_value_meeting: "<= 4", max_rate_meeting: ">= 8" } }), JSON.stringify(validate.errors));
+  assert.ok(ok({ baseline: { tolerances: { min_value_meeting: 0.02 } } }));
+  assert.ok(!ok({ expect: { other_meeting: "<= 4" } }));
+});
+
 Deno.test("deno task check --tag selects scenarios and --json-dir writes each run's JSON", async () => {
   const dir = writeTemp({});
   const r = await runTask("check", ["--tag", "comparison", "--json-dir", `${dir}json`]);
@@ -219,15 +325,148 @@ baseline: {tolerance: 0.01, tolerances: {ttft_from_send.p99: 0.5}}
   });
   const s = loadScenario(`${dir}s.yaml`);
   const snap = runScenario({ ...s, baseline: undefined }).snapshot;
-  // The stored TTFT p99 of variant "one" is 30% off: within its own 50%, beyond the default 1%.
-  const stored: Record<string, number> = { ...snap, "one.TTFT(s).P99": snap["one.TTFT(s).P99"] * 1.3 };
+  // The TTFT p99 of variant "one" rose 43% over the stored one: within its own 50%, beyond the default 1%.
+  const stored: Record<string, number> = { ...snap, "one.TTFT(s).P99": snap["one.TTFT(s).P99"] * 0.7 };
   Deno.mkdirSync(`${dir}__baselines__`);
   Deno.writeTextFileSync(`${dir}__baselines__/tol.json`, JSON.stringify(stored));
   const ok = runScenario(s).checks.at(-1)!;
   assert.equal(ok.pass, true, ok.message);
-  stored["one.TTFT(s).MEDIAN"] = snap["one.TTFT(s).MEDIAN"] * 1.3;
+  stored["one.TTFT(s).MEDIAN"] = snap["one.TTFT(s).MEDIAN"] * 0.7;
   Deno.writeTextFileSync(`${dir}__baselines__/tol.json`, JSON.stringify(stored));
   const bad = runScenario(s).checks.at(-1)!;
   assert.equal(bad.pass, false);
-  assert.match(bad.message, /\n {2}one\.TTFT\(s\)\.MEDIAN +[\d.]+ +[\d.]+ +-23\.1% +±1\.0%$/);
+  assert.match(bad.message, /\n {2}one\.TTFT\(s\)\.MEDIAN +[\d.]+ +[\d.]+ +\+42\.9% +\+1\.0% max$/);
+});
+
+/**
+ * A scenario with `baseline` set to `spec`, and its baseline check against a
+ * stored snapshot that `doctor` makes from the run's own.
+ */
+function baselineCheck(spec: string, doctor: (snap: Record<string, number>) => Record<string, number>) {
+  const dir = writeTemp({
+    "i.yaml": INSTANCE_OK,
+    "c.yaml": COMMON_OK,
+    "s.yaml": `name: gate\ninstance_config: i.yaml\ncommon_config: c.yaml\nbaseline: ${spec}\n`,
+  });
+  const s = loadScenario(`${dir}s.yaml`);
+  const snap = runScenario({ ...s, baseline: undefined }).snapshot;
+  Deno.mkdirSync(`${dir}__baselines__`);
+  Deno.writeTextFileSync(`${dir}__baselines__/gate.json`, JSON.stringify(doctor(snap)));
+  return runScenario(s).checks.at(-1)!;
+}
+
+/** The stored snapshot a run improved on: latencies 20% lower now, throughputs 20% higher. */
+function beforeImprovement(snap: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(snap).map(([k, v]) => {
+      const m = resolveMetric(k)!;
+      const throughput = m.better === "higher" && (m.unit === "req/s" || m.unit === "tok/s");
+      return [k, m.unit === "s" && m.better === "lower" ? v / 0.8 : throughput ? v / 1.2 : v];
+    }),
+  );
+}
+
+Deno.test("a baseline passes an improvement (latency -20%, throughput +20%) and fails it with strict: true", () => {
+  const ok = baselineCheck("{tolerance: 0.05}", beforeImprovement);
+  assert.equal(ok.pass, true, ok.message);
+  assert.match(ok.message, /: \d+ metrics within tolerance; \d+ improved beyond it \(/);
+  const strict = baselineCheck("{tolerance: 0.05, strict: true}", beforeImprovement);
+  assert.equal(strict.pass, false);
+  assert.match(strict.message, /\n {2}TTFT_FROM_ARRIVAL\(s\)\.P99 +[\d.]+ +[\d.]+ +-20\.0% +±5\.0%\n/);
+  assert.match(strict.message, /\n {2}request_throughput\(req\/s\) +[\d.]+ +[\d.]+ +\+20\.0% +±5\.0%(\n|$)/);
+});
+
+Deno.test("a baseline fails a regression beyond its tolerance with a table that says which way is checked", () => {
+  const bad = baselineCheck("{tolerance: 0.05}", (snap) => ({
+    ...snap,
+    "TPOT(s).P90": snap["TPOT(s).P90"] / 1.1, // now 10% slower
+    "TTFT(s).MEDIAN": snap["TTFT(s).MEDIAN"] / 1.04, // 4% slower: within 5%
+    "output_token_throughput(tok/s)": snap["output_token_throughput(tok/s)"] / 0.9, // now 10% less
+    "total_output_tokens": snap["total_output_tokens"] / 0.9, // fewer tokens: no better direction
+  }));
+  assert.equal(bad.pass, false);
+  const lines = bad.message.split("\n");
+  assert.match(lines[0], /s\.yaml:4:1: baseline: 3 of \d+ metrics moved beyond their tolerance \(.*gate\.json; /);
+  assert.match(lines[1], /^ {2}metric +baseline +now +change +tolerance$/);
+  assert.equal(lines.length, 5);
+  assert.match(bad.message, /\n {2}TPOT\(s\)\.P90 +[\d.]+ +[\d.]+ +\+10\.0% +\+5\.0% max\n/);
+  assert.match(bad.message, /\n {2}output_token_throughput\(tok\/s\) +[\d.]+ +[\d.]+ +-10\.0% +-5\.0% min\n/);
+  assert.match(bad.message, /\n {2}total_output_tokens +[\d.]+ +[\d.]+ +-10\.0% +±5\.0%$/);
+});
+
+Deno.test("a baseline ignores MIN and MAX moves by default and checks them with min_max: true", () => {
+  const moved = (snap: Record<string, number>) => ({
+    ...snap,
+    "TTFT(s).MAX": snap["TTFT(s).MAX"] / 2, // the slowest request now twice as slow
+    "E2E_FROM_ARRIVAL(s).MIN": snap["E2E_FROM_ARRIVAL(s).MIN"] / 2,
+    "TTFT(s).P99": snap["TTFT(s).P99"] / 2, // a percentile: compared either way
+  });
+  const def = baselineCheck("{tolerance: 0.05}", moved);
+  assert.equal(def.pass, false);
+  assert.deepEqual(def.message.split("\n").slice(2).map((l) => l.trim().split(/ +/)[0]), ["TTFT(s).P99"]);
+  const all = baselineCheck("{tolerance: 0.05, min_max: true}", moved);
+  assert.deepEqual(all.message.split("\n").slice(2).map((l) => l.trim().split(/ +/)[0]), [
+    "E2E_FROM_ARRIVAL(s).MIN",
+    "TTFT(s).MAX",
+    "TTFT(s).P99",
+  ]);
+  assert.match(all.message, /\n {2}TTFT\(s\)\.MAX +[\d.]+ +[\d.]+ +\+100\.0% +\+5\.0% max\n/);
+  // Without the percentile's move, the MIN and MAX moves alone pass by default.
+  const minMaxOnly = (snap: Record<string, number>) => ({ ...moved(snap), "TTFT(s).P99": snap["TTFT(s).P99"] });
+  const quiet = baselineCheck("{tolerance: 0.05}", minMaxOnly);
+  assert.equal(quiet.pass, true, quiet.message);
+  assert.equal(baselineCheck("{tolerance: 0.05, min_max: true}", minMaxOnly).pass, false);
+});
+
+Deno.test("a sweep's baseline checks each point's metrics by their direction, and max_rate_meeting as a capacity", () => {
+  const dir = writeTemp({
+    "i.yaml": INSTANCE_OK,
+    "c.yaml": COMMON_OK,
+    "s.yaml": `name: sweep
+instance_config: i.yaml
+common_config: c.yaml
+sweep:
+  load_gen.request_rate: [2.5, 40]
+max_rate_meeting:
+  e2e.p99: "< 1.5"
+baseline: {tolerance: 0.05}
+`,
+  });
+  const s = loadScenario(`${dir}s.yaml`);
+  const snap = runScenario({ ...s, baseline: undefined }).snapshot;
+  const p = "load_gen.request_rate=2.5";
+  assert.ok(`${p}.TPOT(s).P90` in snap && snap.max_rate_meeting > 2.5, JSON.stringify(Object.keys(snap).slice(0, 3)));
+  Deno.mkdirSync(`${dir}__baselines__`);
+  const check = (stored: Record<string, number>) => {
+    Deno.writeTextFileSync(`${dir}__baselines__/sweep.json`, JSON.stringify(stored));
+    return runScenario(s).checks.at(-1)!;
+  };
+  const better = check({
+    ...snap,
+    [`${p}.TPOT(s).P90`]: snap[`${p}.TPOT(s).P90`] * 1.5,
+    max_rate_meeting: snap.max_rate_meeting * 0.5,
+  });
+  assert.equal(better.pass, true, better.message);
+  const worse = check({
+    ...snap,
+    [`${p}.TPOT(s).P90`]: snap[`${p}.TPOT(s).P90`] * 0.5,
+    max_rate_meeting: snap.max_rate_meeting * 1.5,
+  });
+  assert.equal(worse.pass, false);
+  assert.match(
+    worse.message,
+    /\n {2}load_gen\.request_rate=2\.5\.TPOT\(s\)\.P90 +[\d.]+ +[\d.]+ +\+100\.0% +\+5\.0% max\n/,
+  );
+  assert.match(worse.message, /\n {2}max_rate_meeting +[\d.]+ +[\d.]+ +-33\.3% +-5\.0% min$/);
+  // max_rate_meeting may have a tolerance of its own.
+  Deno.writeTextFileSync(
+    `${dir}s.yaml`,
+    Deno.readTextFileSync(`${dir}s.yaml`).replace(
+      "{tolerance: 0.05}",
+      "{tolerance: 0.05, tolerances: {max_rate_meeting: 0.4}}",
+    ),
+  );
+  const loose = runScenario(loadScenario(`${dir}s.yaml`)).checks.at(-1)!;
+  assert.doesNotMatch(loose.message, /max_rate_meeting/);
+  assert.match(loose.message, /: 1 of \d+ metrics moved beyond their tolerance/);
 });

@@ -61,6 +61,23 @@ Deno.test("loadScenario() rejects an unknown metric with a suggestion", () => {
   );
 });
 
+Deno.test("P99.9 is named with its dot, in either spelling and any case, and reads that quantile", () => {
+  const dir = writeTemp({
+    "i.yaml": INSTANCE_OK,
+    "c.yaml": COMMON_OK,
+    "s.yaml": scenario('  ttft.p99.9: "< 100"\n  TTFT(s).P99.9: "< 100"\n  itl.p999: "< 100"\n'),
+  });
+  const s = loadScenario(`${dir}s.yaml`);
+  assert.deepEqual(s.assertions.map((a) => a.metric.name), [
+    "TTFT_FROM_ARRIVAL(s).P99.9",
+    "TTFT(s).P99.9",
+    "ITL(s).P99.9",
+  ]);
+  const r = runScenario(s);
+  assert.equal(r.checks[1].actual, r.output.summary.perMetric["TTFT(s)"]["P99.9"]);
+  assert.ok(r.checks[1].actual >= r.output.summary.perMetric["TTFT(s)"].P99);
+});
+
 Deno.test("loadScenario() rejects a bound that is not '<op> <number>'", () => {
   const dir = writeTemp({ "s.yaml": scenario('  ttft.p99: "fast"\n') });
   assert.throws(

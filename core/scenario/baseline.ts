@@ -3,21 +3,65 @@
  * (`scenarios/__baselines__/<name>.json`), and the comparison of a run with
  * it within per-metric relative tolerances.
  *
+ * The comparison is one-sided by default: a metric that is better lower (a
+ * latency) fails only when it rose beyond its tolerance, one that is better
+ * higher (a throughput) only when it fell beyond it; a metric with no better
+ * direction (token counts, offered rate, occupancies) fails either way.
+ * `strict` checks every metric both ways. MIN and MAX statistics (single
+ * requests) are stored but compared only with `min_max`.
+ *
  * @module
  */
 import type { FileSystem } from "../config/load.ts";
 import { denoFileSystem } from "../config/load.ts";
-import { METRIC_COLUMNS, OVERALL_KEYS, STATISTICS } from "../metrics/summary.ts";
+import { ALL_STATISTICS, EXT_COLUMNS, METRIC_COLUMNS, OVERALL_KEYS } from "../metrics/summary.ts";
 import type { Summary } from "../metrics/summary.ts";
+import { resolveMetric, RUN_METRICS } from "./metric_keys.ts";
+import type { MetricRef } from "./metric_keys.ts";
 import type { CheckResult } from "./runner.ts";
+import { MAX_RATE_MEETING } from "./scenario.ts";
 import type { Scenario } from "./scenario.ts";
 
-/** Every reported metric of a run, keyed `<prefix>.<metric>` (no prefix for the base run). */
+/** Resolves a canonical name, which every name a snapshot writes must be. */
+function canonical(name: string): MetricRef {
+  const m = resolveMetric(name);
+  if (!m || m.name !== name) throw new Error(`baseline: '${name}' is not a canonical metric name`);
+  return m;
+}
+
+/** Per-request statistics, every column and statistic (NaN where a column has no value). */
+const DISTRIBUTIONS: readonly MetricRef[] = [...METRIC_COLUMNS, ...EXT_COLUMNS].flatMap((c) =>
+  ALL_STATISTICS.map((st) => canonical(`${c}.${st}`))
+);
+
+/** The overall summary. */
+const OVERALL: readonly MetricRef[] = OVERALL_KEYS.map(canonical);
+
+/** Run-level figures (stored only where the run defines them: goodput needs SLOs, MFU a FLOP count). */
+const RUN_LEVEL: readonly MetricRef[] = RUN_METRICS.map(canonical);
+
+/** `max_rate_meeting`, derived from a sweep: a capacity, better higher. */
+const MAX_RATE: MetricRef = { name: MAX_RATE_MEETING, read: () => NaN, unit: "req/s", better: "higher", gated: false };
+
+/** Every metric a snapshot may hold per run, by canonical name. */
+const BY_NAME = new Map<string, MetricRef>(
+  [...DISTRIBUTIONS, ...OVERALL, ...RUN_LEVEL, MAX_RATE].map((m) => [m.name, m]),
+);
+
+/**
+ * Every reported metric of a run, keyed `<prefix>.<canonical name>` (no
+ * prefix for the base run): each column's statistics (ext columns, P95 and
+ * P99.9 included), the overall summary, and the run-level figures that are
+ * finite for this run.
+ */
 export function snapshot(s: Summary, prefix: string): Record<string, number> {
   const p = prefix ? `${prefix}.` : "";
   const out: Record<string, number> = {};
-  for (const c of METRIC_COLUMNS) for (const st of STATISTICS) out[`${p}${c}.${st}`] = s.perMetric[c][st];
-  for (const k of OVERALL_KEYS) out[`${p}${k}`] = s.overall[k];
+  for (const m of [...DISTRIBUTIONS, ...OVERALL]) out[`${p}${m.name}`] = m.read(s);
+  for (const m of RUN_LEVEL) {
+    const v = m.read(s);
+    if (Number.isFinite(v)) out[`${p}${m.name}`] = v;
+  }
   return out;
 }
 
@@ -39,17 +83,23 @@ export function formatBaseline(snap: Record<string, number>): string {
     "\n";
 }
 
-/** Every metric a snapshot holds per run, by canonical name (what `snapshot` writes after the run prefix). */
-const METRIC_NAMES = Object.keys(snapshot(
-  {
-    perMetric: Object.fromEntries(METRIC_COLUMNS.map((c) => [c, {}])),
-    overall: {},
-  } as unknown as Summary,
-  "",
-));
+/**
+ * The metric of a snapshot key `<run prefix>.<canonical name>`: variants
+ * and sweep points have a prefix, which may hold dots itself
+ * (`load_gen.request_rate=2.5`), so the longest canonical name it ends with.
+ */
+export function baselineMetric(key: string): MetricRef | undefined {
+  let best: MetricRef | undefined;
+  for (const [name, m] of BY_NAME) {
+    if ((key === name || key.endsWith(`.${name}`)) && name.length > (best?.name.length ?? -1)) best = m;
+  }
+  return best;
+}
 
-/** The canonical metric of a snapshot key `<run prefix>.<metric>` (variants and sweep points have a prefix). */
-const metricOf = (key: string) => METRIC_NAMES.find((m) => key === m || key.endsWith(`.${m}`)) ?? key;
+/** Which way a metric is checked: a rise, a fall, or both. */
+type Checked = "rise" | "fall" | "both";
+
+const isMinMax = (m: MetricRef | undefined) => !!m && /\.(MIN|MAX)$/.test(m.name);
 
 /**
  * Compares a run's snapshot with the stored baseline.
@@ -65,6 +115,7 @@ export function compareBaseline(
   const loc = s.source.locate(["baseline"], true);
   const at = `${loc.file}:${loc.line}:${loc.col}: baseline`;
   const file = spec.file;
+  const fix = `if intended, run \`deno task baseline ${s.file}\``;
   if (!stored) {
     return {
       name: "baseline",
@@ -74,27 +125,53 @@ export function compareBaseline(
     };
   }
   const rows: string[][] = [];
-  const keys = [...new Set([...Object.keys(stored), ...Object.keys(now)])].sort();
+  const improved: string[] = [];
+  const keys = [...new Set([...Object.keys(stored), ...Object.keys(now)])]
+    .filter((k) => spec.minMax || !isMinMax(baselineMetric(k)))
+    .sort();
   for (const k of keys) {
+    const metric = baselineMetric(k);
     const b = stored[k] ?? NaN;
     const n = now[k] ?? NaN;
-    const tol = spec.tolerances.get(metricOf(k)) ?? spec.tolerance;
-    const same = (Number.isNaN(b) && Number.isNaN(n)) || Math.abs(n - b) <= tol * Math.abs(b) + 1e-12;
-    if (!same || !(k in stored) || !(k in now)) {
-      const change = Number.isFinite(b) && b !== 0 && Number.isFinite(n)
-        ? `${n >= b ? "+" : ""}${((n / b - 1) * 100).toFixed(1)}%`
-        : "—";
+    const tol = (metric && spec.tolerances.get(metric.name)) ?? spec.tolerance;
+    const checked: Checked = spec.strict || !metric || metric.better === "none"
+      ? "both"
+      : metric.better === "lower"
+      ? "rise"
+      : "fall";
+    const slack = tol * Math.abs(b) + 1e-12;
+    const rose = n - b > slack;
+    const fell = b - n > slack;
+    const defined = Number.isNaN(b) === Number.isNaN(n) && k in stored && k in now;
+    const same = n === b || (Number.isNaN(b) && Number.isNaN(n));
+    const pass = defined &&
+      (same || (checked === "both" ? !rose && !fell : checked === "rise" ? !rose : !fell));
+    const change = Number.isFinite(b) && b !== 0 && Number.isFinite(n)
+      ? `${n >= b ? "+" : ""}${((n / b - 1) * 100).toFixed(1)}%`
+      : "—";
+    if (!pass) {
+      const pct = (tol * 100).toFixed(1);
       rows.push([
         k,
         Number.isNaN(b) ? "—" : fmt(b),
         Number.isNaN(n) ? "—" : fmt(n),
         change,
-        `±${(tol * 100).toFixed(1)}%`,
+        checked === "both" ? `±${pct}%` : checked === "rise" ? `+${pct}% max` : `-${pct}% min`,
       ]);
-    }
+    } else if (rose || fell) improved.push(`${k} ${change}`);
   }
   if (rows.length === 0) {
-    return { name: "baseline", pass: true, message: `${at}: ${keys.length} metrics within tolerance`, actual: NaN };
+    const better = improved.length
+      ? `; ${improved.length} improved beyond it (${improved.slice(0, 3).join(", ")}${
+        improved.length > 3 ? ", …" : ""
+      }; to hold the run to them, run \`deno task baseline ${s.file}\`)`
+      : "";
+    return {
+      name: "baseline",
+      pass: true,
+      message: `${at}: ${keys.length} metrics within tolerance${better}`,
+      actual: NaN,
+    };
   }
   const head = ["metric", "baseline", "now", "change", "tolerance"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
@@ -104,7 +181,7 @@ export function compareBaseline(
     name: "baseline",
     pass: false,
     message: [
-      `${at}: ${rows.length} of ${keys.length} metrics moved beyond their tolerance (${file}; if intended, run \`deno task baseline ${s.file}\`)`,
+      `${at}: ${rows.length} of ${keys.length} metrics moved beyond their tolerance (${file}; ${fix})`,
       line(head),
       ...rows.map(line),
     ].join("\n"),

@@ -67,8 +67,14 @@ export const ScenarioFileSchema = mapping({
     mapping({
       tolerance: positiveNumber().optional().describe("Default relative tolerance (0.05 = 5%)"),
       tolerances: z.record(z.string(), positiveNumber()).optional().describe("Relative tolerance per metric"),
+      strict: z.boolean().optional().describe(
+        "Check every metric both ways (default: a latency fails only when it rose, a throughput only when it fell)",
+      ),
+      min_max: z.boolean().optional().describe("Also compare the MIN and MAX statistics (default: left out)"),
     }),
-  ]).optional().describe("Compare every reported metric with scenarios/__baselines__/<name>.json"),
+  ]).optional().describe(
+    "Compare every reported metric with scenarios/__baselines__/<name>.json: true, or {tolerance, tolerances, strict, min_max}",
+  ),
   goodput: mapping({
     ttft: z.union([positiveNumber(), z.string()]).optional().describe(
       "TTFT from arrival: seconds, or with a unit (500ms)",
@@ -149,6 +155,10 @@ export interface BaselineSpec {
   readonly tolerance: number;
   /** Relative tolerance by canonical metric name. */
   readonly tolerances: ReadonlyMap<string, number>;
+  /** Check every metric both ways (default: only the way that is worse, for metrics with one). */
+  readonly strict: boolean;
+  /** Compare MIN and MAX statistics too (default: left out). */
+  readonly minMax: boolean;
   /** The snapshot file. */
   readonly file: string;
 }
@@ -400,15 +410,18 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
   if (s.expect_per_point && !sweep) src.fail(["expect_per_point"], "expect_per_point needs a sweep");
   const stem = file.replace(/^.*[\\/]/, "").replace(/\.ya?ml$/i, "");
   const name = s.name ?? stem;
+  const b = typeof s.baseline === "object" ? s.baseline : {};
   const baseline: BaselineSpec | undefined = s.baseline
     ? {
-      tolerance: (typeof s.baseline === "object" ? s.baseline.tolerance : undefined) ?? 0.05,
+      tolerance: b.tolerance ?? 0.05,
       tolerances: new Map(
-        Object.entries((typeof s.baseline === "object" ? s.baseline.tolerances : undefined) ?? {}).map(([k, t]) => [
-          metricAt(src, ["baseline", "tolerances", k], k, true).name,
+        Object.entries(b.tolerances ?? {}).map(([k, t]) => [
+          k === MAX_RATE_MEETING ? k : metricAt(src, ["baseline", "tolerances", k], k, true).name,
           t,
         ]),
       ),
+      strict: b.strict ?? false,
+      minMax: b.min_max ?? false,
       file: join(dirname(file), "__baselines__", `${name}.json`),
     }
     : undefined;
