@@ -75,11 +75,11 @@ const FIGURE_MEANING: Record<string, string> = {
   unservable_requests: "Requests that could never be served",
   simulated_seconds: "Simulated time of the last event",
   offered_rate: "Arrivals per second over the middle 80% of arrivals",
-  achieved_rate: "Completions per second over the middle 80% of completions",
-  keeps_up:
-    "1 when the deployment keeps up with its offered load (achieved within 5% of offered, client waits not growing), else 0",
-  client_wait_growth:
-    "Growth of the client wait over the later half of the run, seconds per second of arrivals (0 when steady)",
+  achieved_rate:
+    "Completions per second over the middle 80% of completions, or the lower rate the queue growth implies (offered / (1 + queue_growth))",
+  keeps_up: "1 when the deployment keeps up with its offered load (achieved within 5% of offered), else 0",
+  queue_growth:
+    "Growth of the wait before the first token (client and engine queues) over the later half of the arrivals, seconds per second (0 when steady)",
   goodput: "Requests per second that meet every per-request SLO (goodput:, or the latency bounds the assertions state)",
   slo_attainment: "Fraction of requests that meet every per-request SLO",
   batch_occupancy: "Mean sequences in a batch / max_num_seqs, over the run",
