@@ -1,0 +1,296 @@
+/**
+ * Capacity answers a user can act on: `max_rate_meeting` and
+ * `min_value_meeting` are values that were simulated and passed (keeping up
+ * with the offered load included), next to the failing value that bounds
+ * them; integer keys are bisected over integers; seeds are judged by the
+ * worst; sweeps take up to three keys.
+ */
+import assert from "node:assert/strict";
+import { InputError } from "../core/config/errors.ts";
+import { loadScenario, runScenario } from "../core/scenario/mod.ts";
+import type { ScenarioResult, SweepPoint } from "../core/scenario/mod.ts";
+import { writeTemp } from "./_helpers.ts";
+
+/** Llama-3.1-8B on one H100: 300 Poisson requests of 512 + 64 tokens at 10 req/s (fast). */
+const SMALL = {
+  "i.yaml": `instance_groups:
+  - num_instances: 1
+    num_devices_per_instance: 1
+    device_type: H100_SXM_80G
+    pd_role: both
+`,
+  "c.yaml": `model_config:
+  name: meta-llama/Llama-3.1-8B-Instruct
+  quantize_linear_action: DISABLED
+load_gen:
+  load_gen_type: fixed_length
+  num_requests: 300
+  num_input_tokens: 512
+  num_output_tokens: 64
+  request_rate: 10
+  arrival_process: poisson
+serving_config:
+  max_concurrency: 256
+  block_size: 16
+`,
+};
+
+const at = (r: ScenarioResult, v: number): SweepPoint => r.points.find((p) => p.values[0] === v)!;
+
+Deno.test("a capacity point passes only if it keeps up: with a send-based TTFT SLO, the first failing rate fails for falling behind", () => {
+  // max_concurrency 16 holds requests in the client: TTFT from send stays low however far behind the deployment falls.
+  const dir = writeTemp({
+    ...SMALL,
+    "s.yaml": `instance_config: i.yaml
+common_config: c.yaml
+overrides:
+  serving_config.max_concurrency: 16
+sweep:
+  load_gen.request_rate: [5, 80]
+max_rate_meeting:
+  ttft_from_send.p99: "<= 0.5"
+`,
+  });
+  const r = runScenario(loadScenario(`${dir}s.yaml`));
+  const m = r.maxRateMeeting!;
+  const f = at(r, r.firstFailing!);
+  assert.ok(m > 5 && m < 80, `${m}`);
+  assert.ok(at(r, m).output.summary.load.keepsUp);
+  // The failing rate meets the SLO in numbers: it fails for not keeping up, and says so.
+  assert.ok(
+    f.output.summary.perMetric["TTFT(s)"].P99 <= 0.5,
+    `${f.output.summary.perMetric["TTFT(s)"].P99}`,
+  );
+  assert.match(
+    f.verdict!.why,
+    /^did not keep up: (achieved [\d.]+ of [\d.]+ req\/s|the client wait grows [\d.]+ s per s \(achieved [\d.]+ of [\d.]+ req\/s\))$/,
+  );
+  assert.ok(at(r, 80).output.summary.perMetric["TTFT(s)"].P99 <= 0.5);
+  assert.match(
+    at(r, 80).verdict!.why,
+    /^did not keep up: achieved [\d.]+ of [\d.]+ req\/s$/,
+  );
+});
+
+Deno.test("integer keys are bisected over integers down to 1 apart, and a fractional value for one is an error at its line", () => {
+  const dir = writeTemp({
+    ...SMALL,
+    "s.yaml": `instance_config: i.yaml
+common_config: c.yaml
+overrides:
+  load_gen.request_rate: .inf
+sweep:
+  serving_config.max_num_seqs: [1, 128]
+max_rate_meeting:
+  tpot.p99: "<= 0.012"
+expect:
+  max_rate_meeting: ">= 100"
+`,
+    "frac.yaml": `instance_config: i.yaml
+common_config: c.yaml
+sweep:
+  instance_groups[0].num_instances: [1, 2.5]
+min_value_meeting:
+  ttft.p99: "<= 0.5"
+`,
+  });
+  const r = runScenario(loadScenario(`${dir}s.yaml`));
+  assert.ok(r.points.length > 4);
+  for (const p of r.points) {
+    assert.ok(
+      Number.isInteger(p.values[0]),
+      `ran max_num_seqs = ${p.values[0]}`,
+    );
+  }
+  const m = r.maxRateMeeting!;
+  assert.ok(m > 1 && m < 128, `${m}`);
+  assert.equal(r.firstFailing, m + 1);
+  assert.equal(
+    r.points.find((p) => p.values[0] === m)!.output.plan.config.common
+      .serving_config.max_num_seqs,
+    m,
+  );
+  assert.equal(r.checks[0].pass, false);
+  assert.match(
+    r.checks[0].message,
+    new RegExp(
+      `s\\.yaml:10:3: expect\\.max_rate_meeting: expected max_rate_meeting >= 100, got ${m}: the SLOs hold up to serving_config\\.max_num_seqs = ${m}; ${
+        m + 1
+      } fails: tpot\\.p99 = [\\d.]+ > 0\\.012$`,
+    ),
+  );
+  assert.equal(
+    runScenario(loadScenario(`${dir}s.yaml`)).maxRateMeeting,
+    m,
+    "seeded: the same answer every run",
+  );
+  assert.throws(
+    () => loadScenario(`${dir}frac.yaml`),
+    (e) =>
+      e instanceof InputError &&
+      e.message ===
+        `${dir}frac.yaml:4:41: sweep.instance_groups[0].num_instances[1]: instance_groups[0].num_instances takes integers, got 2.5`,
+  );
+});
+
+Deno.test("a 3-key sweep runs the full grid, and a failing point's hint holds the other keys at its own values", () => {
+  const dir = writeTemp({
+    ...SMALL,
+    "s.yaml": `instance_config: i.yaml
+common_config: c.yaml
+sweep:
+  load_gen.request_rate: [10, 20, 40]
+  instance_groups[0].num_instances: [1, 2]
+  serving_config.max_num_seqs: [16, 256]
+expect_per_point:
+  ttft.p99: "< 0.3"
+`,
+  });
+  const r = runScenario(loadScenario(`${dir}s.yaml`));
+  assert.equal(r.points.length, 12);
+  assert.equal(new Set(r.points.map((p) => p.values.join(","))).size, 12);
+  assert.equal(r.runs.size, 12);
+  for (const p of r.points) {
+    const c = p.output.plan.config;
+    assert.deepEqual(
+      [
+        p.output.plan.input.workload.arrival.rate,
+        c.groups[0].config.num_instances,
+        c.common.serving_config.max_num_seqs,
+      ],
+      p.values,
+    );
+  }
+  // 40 req/s on one instance batching 16 falls behind; 40 req/s on the others passes, so "holds up to 40" would be false.
+  const failed = r.checks.filter((c) => !c.pass);
+  assert.equal(failed.length, 1);
+  assert.match(
+    failed[0].message,
+    /\[load_gen\.request_rate=40,instance_groups\[0\]\.num_instances=1,serving_config\.max_num_seqs=16\] ttft\.p99: expected TTFT_FROM_ARRIVAL\(s\)\.P99 < 0\.3, got [\d.]+; it holds up to load_gen\.request_rate = 20 with instance_groups\[0\]\.num_instances = 1, serving_config\.max_num_seqs = 16; the deployment does not keep up/,
+  );
+  const bad = r.points.filter((p) => !p.verdict!.pass);
+  assert.deepEqual(bad.map((p) => p.values), [[40, 1, 16]]);
+  assert.match(bad[0].verdict!.why, /^ttft\.p99 = [\d.]+ >= 0\.3$/);
+  const four = writeTemp({
+    "s.yaml":
+      `instance_config: i.yaml\ncommon_config: c.yaml\nsweep: {a.b: [1], load_gen.x: [1], load_gen.y: [1], load_gen.z: [1]}\nexpect: {ttft.p99: "< 1"}\n`,
+  });
+  assert.throws(
+    () => loadScenario(`${four}s.yaml`),
+    /s\.yaml:3:8: sweep: sweep one, two or three keys$/,
+  );
+});
+
+Deno.test("seeds: every run takes N seeds, assertions judge the worst (or the stated quantile) and report the spread", () => {
+  const scenario = (seeds: string, expect: string) =>
+    writeTemp({
+      ...SMALL,
+      "s.yaml": `instance_config: i.yaml\ncommon_config: c.yaml\n${seeds}\nexpect:\n${expect}`,
+    }) +
+    "s.yaml";
+  const probe = runScenario(
+    loadScenario(scenario("seed: 7\nseeds: 3", '  ttft.p99: "< 10"\n')),
+  );
+  assert.deepEqual(probe.seeds, [7, 8, 9]);
+  const v = probe.checks[0].values!;
+  assert.equal(v.length, 3);
+  assert.equal(new Set(v).size, 3, "each seed draws its own arrivals");
+  const [lo, hi] = [Math.min(...v), Math.max(...v)];
+  const mid = (lo + hi) / 2;
+  const median = [...v].sort((a, b) => a - b)[1];
+  const show = (x: number) => String(Number(x.toPrecision(6)));
+  // Worst seed: the largest TTFT breaks an upper bound between the seeds'.
+  const worst = runScenario(
+    loadScenario(scenario("seed: 7\nseeds: 3", `  ttft.p99: "< ${mid}"\n`)),
+  );
+  assert.equal(worst.pass, false);
+  assert.equal(worst.checks[0].actual, hi);
+  assert.ok(
+    worst.checks[0].message.endsWith(
+      `got ${show(hi)} (worst of 3 seeds, ${show(lo)}–${show(hi)})`,
+    ),
+    worst.checks[0].message,
+  );
+  // ... and the smallest breaks a lower bound.
+  const lower = runScenario(
+    loadScenario(scenario("seed: 7\nseeds: 3", `  ttft.p99: "> ${mid}"\n`)),
+  );
+  assert.equal(lower.checks[0].actual, lo);
+  assert.equal(lower.pass, false);
+  // The median seed (quantile 0.5) and the best (quantile 0).
+  const med = runScenario(
+    loadScenario(
+      scenario(
+        "seed: 7\nseeds: {count: 3, quantile: 0.5}",
+        `  ttft.p99: "< ${hi}"\n`,
+      ),
+    ),
+  );
+  assert.equal(med.checks[0].actual, median);
+  assert.equal(med.pass, true, med.checks[0].message);
+  assert.match(med.checks[0].message, /\(quantile 0\.5 of 3 seeds, /);
+  const best = runScenario(
+    loadScenario(
+      scenario(
+        "seed: 7\nseeds: {count: 3, quantile: 0}",
+        `  ttft.p99: "< ${mid}"\n`,
+      ),
+    ),
+  );
+  assert.equal(best.checks[0].actual, lo);
+  assert.equal(best.pass, true);
+});
+
+Deno.test("an overloaded deployment fails a TTFT SLO with its achieved rate and client wait, while TTFT from send looks fine", () => {
+  // docs/scenarios.md: 4 × L40S, Llama-3.1-8B, 1,024 + 256 tokens, Poisson 30 req/s, max_concurrency 100.
+  const dir = writeTemp({
+    "s.yaml": `instances:
+  instance_groups:
+    - {num_instances: 4, num_devices_per_instance: 1, device_type: L40S_48G, pd_role: both}
+common:
+  model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
+  load_gen:
+    {load_gen_type: fixed_length, num_requests: 1000, num_input_tokens: 1024, num_output_tokens: 256, request_rate: 30, arrival_process: poisson}
+  serving_config: {max_concurrency: 100}
+expect:
+  ttft.p99: "< 0.5"
+  ttft_from_send.p99: "< 0.5"
+`,
+  });
+  const r = runScenario(loadScenario(`${dir}s.yaml`));
+  const [arrival, send] = r.checks;
+  assert.equal(arrival.pass, false);
+  assert.match(
+    arrival.message,
+    /expect\.ttft\.p99: expected TTFT_FROM_ARRIVAL\(s\)\.P99 < 0\.5, got 50\.\d+; the deployment does not keep up with the offered load: achieved 10\.6 of 29\.6 req\/s offered, client wait p99 50\.\d+ s \(max 50\.\d+ s\)$/,
+  );
+  assert.equal(send.pass, true);
+  assert.equal(send.actual.toFixed(3), "0.154");
+});
+
+Deno.test("a capacity block needs a one-key sweep, and max_rate_meeting and min_value_meeting exclude each other", () => {
+  const dir = writeTemp({
+    "both.yaml": `instance_config: i.yaml
+common_config: c.yaml
+sweep:
+  load_gen.request_rate: [1, 2]
+max_rate_meeting:
+  ttft.p99: "< 1"
+min_value_meeting:
+  ttft.p99: "< 1"
+`,
+    "nosweep.yaml": `instance_config: i.yaml
+common_config: c.yaml
+min_value_meeting:
+  ttft.p99: "< 1"
+`,
+  });
+  assert.throws(
+    () => loadScenario(`${dir}both.yaml`),
+    /both\.yaml:7:1: min_value_meeting: give max_rate_meeting or min_value_meeting, not both/,
+  );
+  assert.throws(
+    () => loadScenario(`${dir}nosweep.yaml`),
+    /nosweep\.yaml:4:3: min_value_meeting: min_value_meeting needs a sweep of exactly one key$/,
+  );
+});
