@@ -7,9 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { InputError } from "../core/config/errors.ts";
-import { loadScenario, runScenario } from "../core/scenario/mod.ts";
+import { loadScenario, runScenario, sweepRows } from "../core/scenario/mod.ts";
 import type { ScenarioResult, SweepPoint } from "../core/scenario/mod.ts";
-import { ROOT, writeTemp } from "./_helpers.ts";
+import { ROOT, runTask, writeTemp } from "./_helpers.ts";
 
 /** Llama-3.1-8B on one H100: 300 Poisson requests of 512 + 64 tokens at 10 req/s (fast). */
 const SMALL = {
@@ -168,9 +168,13 @@ expect_per_point:
     failed[0].message,
     /\[load_gen\.request_rate=40,instance_groups\[0\]\.num_instances=1,serving_config\.max_num_seqs=16\] ttft\.p99: expected TTFT_FROM_ARRIVAL\(s\)\.P99 < 0\.3, got [\d.]+; it holds up to load_gen\.request_rate = 20 with instance_groups\[0\]\.num_instances = 1, serving_config\.max_num_seqs = 16; the deployment does not keep up/,
   );
-  const bad = r.points.filter((p) => !p.verdict!.pass);
-  assert.deepEqual(bad.map((p) => p.values), [[40, 1, 16]]);
-  assert.match(bad[0].verdict!.why, /^ttft\.p99 = [\d.]+ >= 0\.3$/);
+  const row = sweepRows(r).find((x) => x.pass === false)!;
+  assert.deepEqual(row.values, {
+    "load_gen.request_rate": 40,
+    "instance_groups[0].num_instances": 1,
+    "serving_config.max_num_seqs": 16,
+  });
+  assert.match(row.why, /^ttft\.p99 = [\d.]+ >= 0\.3$/);
   const four = writeTemp({
     "s.yaml":
       `instance_config: i.yaml\ncommon_config: c.yaml\nsweep: {a.b: [1], load_gen.x: [1], load_gen.y: [1], load_gen.z: [1]}\nexpect: {ttft.p99: "< 1"}\n`,
@@ -438,5 +442,74 @@ expect:
   assert.match(
     bad.checks[0].message,
     /the deployment does not keep up with the offered load: achieved [\d.]+ of/,
+  );
+});
+
+Deno.test("deno task check prints a row per sweep point and the answer; --json-dir writes <name>.sweep.json and every run", async () => {
+  const dir = writeTemp({});
+  const r = await runTask("check", [FEWEST, "--json-dir", `${dir}json`]);
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trimEnd().split("\n");
+  assert.match(
+    lines[0],
+    /^PASS {2}llama8b-h100-fewest-instances {2}5 points \(1 by bisection\) × 3 seeds {2}min_value_meeting=3 \(largest failing 2\) {2}\(/,
+  );
+  assert.match(
+    lines[1],
+    /^ {2}instance_groups\[0\]\.num_instances +result +ttft\.p99\(s\) +tpot\.p99\(s\) +achieved\(req\/s\) +offered\(req\/s\) +why \(worst of 3 seeds\)$/,
+  );
+  assert.deepEqual(
+    lines.slice(2, 7).map((l) => l.trim().split(/ {2,}/).slice(0, 2)),
+    [
+      ["1", "FAIL"],
+      ["2", "FAIL"],
+      ["3 (bisection)", "PASS"],
+      ["4", "PASS"],
+      ["8", "PASS"],
+    ],
+  );
+  assert.match(
+    lines[3],
+    / did not keep up: achieved [\d.]+ of [\d.]+ req\/s; ttft\.p99 = [\d.]+ > 0\.5 \(worst of 3 seeds\)$/,
+  );
+  assert.match(
+    lines[7],
+    /^ {2}min_value_meeting = 3: the SLOs hold from instance_groups\[0\]\.num_instances = 3; 2 fails: /,
+  );
+  const doc = JSON.parse(
+    Deno.readTextFileSync(
+      `${dir}json/llama8b-h100-fewest-instances.sweep.json`,
+    ),
+  );
+  assert.deepEqual(doc.keys, ["instance_groups[0].num_instances"]);
+  assert.deepEqual(doc.seeds, [0, 1, 2]);
+  assert.equal(doc.min_value_meeting.value, 3);
+  assert.equal(doc.min_value_meeting.largest_failing, 2);
+  assert.deepEqual(
+    doc.points.map((p: { values: Record<string, number> }) => p.values["instance_groups[0].num_instances"]),
+    [1, 2, 3, 4, 8],
+  );
+  const three = doc.points[2];
+  assert.equal(three.bisection, true);
+  assert.equal(three.pass, true);
+  assert.equal(three.seeds.length, 3);
+  assert.ok(three.seeds.every((s: { keeps_up: boolean }) => s.keeps_up));
+  assert.equal(
+    three.ttft_p99,
+    Math.max(...three.seeds.map((s: { ttft_p99: number }) => s.ttft_p99)),
+  );
+  // Each run's JSON: every point (the bisection's too), later seeds apart.
+  const files = [...Deno.readDirSync(`${dir}json`)].map((e) => e.name);
+  assert.equal(files.length, 5 * 3 + 1);
+  assert.ok(
+    files.includes(
+      "llama8b-h100-fewest-instances.instance_groups_0_.num_instances=3.json",
+    ),
+    files.join(" "),
+  );
+  assert.ok(
+    files.includes(
+      "llama8b-h100-fewest-instances.instance_groups_0_.num_instances=3.seed2.json",
+    ),
   );
 });
