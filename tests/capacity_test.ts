@@ -72,6 +72,41 @@ max_rate_meeting:
   );
 });
 
+Deno.test("when the SLOs are not monotone in the swept key, the answer holds from the bottom up and names the values that pass again", () => {
+  const grid = "[16, 17, 17.125, 17.25, 17.5, 18]";
+  const sweep = (slo: string) =>
+    runScenario(loadScenario(
+      writeTemp({
+        ...SMALL,
+        "s.yaml":
+          `instance_config: i.yaml\ncommon_config: c.yaml\nsweep:\n  load_gen.request_rate: ${grid}\nmax_rate_meeting:\n  ttft.p99: "${slo}"\n`,
+      }) + "s.yaml",
+    ));
+  // Well below saturation (one H100, 16-18 req/s of 512 + 64 tokens), p99 TTFT follows the arrivals more than the rate.
+  const p99 = sweep("< 10").points.map((p) => p.output.summary.extMetric["TTFT_FROM_ARRIVAL(s)"].P99);
+  const t = p99[1];
+  assert.ok(p99[0] < t && p99.slice(2).some((v) => v < t), `p99 TTFT by rate: ${p99.join(", ")}`);
+  const r = sweep(`< ${t}`);
+  const m = r.maxRateMeeting!;
+  assert.ok(m >= 16 && m < 17 && r.firstFailing! <= 17, `${m} .. ${r.firstFailing}`);
+  const again = [17.125, 17.25, 17.5, 18].filter((_, i) => p99[i + 2] < t);
+  assert.ok(
+    r.capacity!.text.endsWith(
+      `; ${again.join(", ")} pass${
+        again.length > 1 ? "" : "es"
+      } above ${r.firstFailing}: the SLOs are not monotone in load_gen.request_rate`,
+    ),
+    r.capacity!.text,
+  );
+  // With the lowest value failing, there is no answer, and the message does not claim that nothing passes.
+  const none = sweep(`< ${Math.min(p99[0], t)}`);
+  assert.ok(Number.isNaN(none.maxRateMeeting!));
+  assert.match(
+    none.capacity!.text,
+    /^the lowest swept value, load_gen\.request_rate = 16, fails: .*; .* above it: the SLOs are not monotone/,
+  );
+});
+
 Deno.test("integer keys are bisected over integers down to 1 apart, and a fractional value for one is an error at its line", () => {
   const dir = writeTemp({
     ...SMALL,

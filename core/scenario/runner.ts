@@ -405,16 +405,28 @@ function capacitySearch(
     };
   }
   const failPoint = walk[firstFail];
+  // Passing grid values beyond the first failure: the SLOs are not monotone in the key.
+  const again = walk.slice(firstFail + 1).filter(passes).map((p) => exact(p.values[0]));
+  const notMonotone = again.length
+    ? `${again.join(", ")} ${again.length > 1 ? "pass" : "passes"} ${
+      max ? "above" : "below"
+    } it: the SLOs are not monotone in ${key}`
+    : "";
   if (firstFail === 0) {
+    const end = max ? "lowest" : "highest";
     return {
       kind,
       key,
       value: NaN,
       failing: failPoint.values[0],
       failingWhy: failPoint.verdict!.why,
-      text: `no swept value meets the SLOs: ${key} = ${exact(failPoint.values[0])}, the ${
-        max ? "lowest" : "highest"
-      }, fails: ${failPoint.verdict!.why}`,
+      text: again.length
+        ? `the ${end} swept value, ${key} = ${exact(failPoint.values[0])}, fails: ${
+          failPoint.verdict!.why
+        }; ${notMonotone}`
+        : `no swept value meets the SLOs: ${key} = ${exact(failPoint.values[0])}, the ${end}, fails: ${
+          failPoint.verdict!.why
+        }`,
     };
   }
   let good = walk[firstFail - 1];
@@ -431,12 +443,10 @@ function capacitySearch(
     if (passes(p)) good = p;
     else bad = p;
   }
-  // Passing grid values beyond the first failure: the SLOs are not monotone in the key.
-  const again = walk.slice(firstFail + 1).filter(passes).map((p) => exact(p.values[0]));
   const value = good.values[0];
   const text = `the SLOs hold ${max ? "up to" : "from"} ${key} = ${exact(value)}; ${exact(bad.values[0])} fails: ${
     bad.verdict!.why
-  }${again.length ? ` (${again.join(", ")} ${again.length > 1 ? "pass" : "passes"} again)` : ""}`;
+  }${notMonotone ? `; ${notMonotone.replace(" it:", ` ${exact(bad.values[0])}:`)}` : ""}`;
   return { kind, key, value, failing: bad.values[0], failingWhy: bad.verdict!.why, text };
 }
 
