@@ -1,10 +1,14 @@
 /**
  * `deno task check [files…] [--tag T] [--json-dir D]`: runs scenarios
  * outside `deno test` and prints one line per scenario (PASS or FAIL, key
- * metrics, wall time), then the messages of what failed; with `--json-dir`,
- * writes each run's `--output_json` document there. With no file, every
- * scenario (the validation ones included). Exits 1 when any scenario fails,
- * 2 on bad input.
+ * metrics or, for a sweep, its answer, wall time); after a sweep's line, one
+ * row per point (swept values, PASS or FAIL and why, p99 TTFT from arrival,
+ * p99 TPOT, achieved and offered rate; bisection runs marked) and the
+ * capacity answer; then the messages of what failed. With `--json-dir`,
+ * writes each run's `--output_json` document there (every sweep point,
+ * bisection runs included; later seeds as `.seed<N>`) and a sweep's rows as
+ * `<name>.sweep.json`. With no file, every scenario (the validation ones
+ * included). Exits 1 when any scenario fails, 2 on bad input.
  *
  * @module
  */
@@ -12,6 +16,8 @@ import { InputError } from "../core/config/errors.ts";
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { relative, scenarioFiles } from "./_files.ts";
 import { runJson } from "../core/run.ts";
+import type { RunOutput } from "../core/run.ts";
+import { formatSweepRows, sweepJson } from "../core/scenario/sweep_table.ts";
 
 const args = [...Deno.args];
 const tags: string[] = [];
@@ -34,16 +40,36 @@ for (const file of files) {
     const r = runScenario(s);
     const wall = (performance.now() - start) / 1000;
     const m = r.output.summary;
-    const extra = r.maxRateMeeting !== undefined ? `  max_rate_meeting=${fmt(r.maxRateMeeting, "")}` : "";
-    line = `${r.pass ? "PASS" : "FAIL"}  ${s.name}  ttft.p99=${fmt(m.perMetric["TTFT(s)"].P99, "s")}  tpot.p99=${
-      fmt(m.perMetric["TPOT(s)"].P99, "s")
-    }  throughput=${fmt(m.overall["output_token_throughput(tok/s)"], " tok/s")}${extra}  (${wall.toFixed(2)} s)`;
+    const sweep = s.sweep
+      ? `${r.points.length} points (${r.points.filter((p) => p.bisection).length} by bisection)${
+        r.seeds.length > 1 ? ` × ${r.seeds.length} seeds` : ""
+      }`
+      : `ttft.p99=${fmt(m.extMetric["TTFT_FROM_ARRIVAL(s)"].P99, "s")}  tpot.p99=${
+        fmt(m.perMetric["TPOT(s)"].P99, "s")
+      }  throughput=${fmt(m.overall["output_token_throughput(tok/s)"], " tok/s")}`;
+    const c = r.capacity;
+    const answer = c
+      ? `  ${c.kind}=${Number.isNaN(c.value) ? "none" : c.value}${
+        c.failing !== undefined ? ` (${c.kind === "max_rate_meeting" ? "first" : "largest"} failing ${c.failing})` : ""
+      }`
+      : "";
+    line = [`${r.pass ? "PASS" : "FAIL"}  ${s.name}  ${sweep}${answer}  (${wall.toFixed(2)} s)`, ...formatSweepRows(r)]
+      .join("\n");
     if (jsonDir) {
-      for (const [run, out] of r.runs) {
-        Deno.writeTextFileSync(
-          `${jsonDir}/${s.name}${run ? `.${run.replace(/[^\w.=-]+/g, "_")}` : ""}.json`,
-          runJson(out),
+      const file = (run: string) => `${jsonDir}/${s.name}${run ? `.${run.replace(/[^\w.=-]+/g, "_")}` : ""}.json`;
+      const write = (run: string, outs: readonly RunOutput[]) =>
+        outs.forEach((out, k) =>
+          Deno.writeTextFileSync(
+            file(k ? `${run}${run ? "." : ""}seed${out.plan.input.workload.seed}` : run),
+            runJson(out),
+          )
         );
+      if (s.sweep) {
+        const axes = s.sweep.axes;
+        for (const p of r.points) write(axes.map((ax, i) => `${ax.key}=${p.values[i]}`).join(","), p.outputs);
+        Deno.writeTextFileSync(`${jsonDir}/${s.name}.sweep.json`, sweepJson(r));
+      } else {
+        for (const [run, outs] of r.seedRuns) write(run, outs);
       }
     }
     if (!r.pass) {

@@ -8,7 +8,14 @@ export { evalExpr, exprRefs, holds, OPERATORS, parseBound, parseExpr } from "./a
 export type { Bound, Expr, Operator, Tolerance } from "./assertion.ts";
 export { METRIC_KEY_NAMES, resolveMetric } from "./metric_keys.ts";
 export type { MetricRef } from "./metric_keys.ts";
-export { loadScenario, MAX_RATE_MEETING, parseKeyPath, ScenarioFileSchema, VariantSchema } from "./scenario.ts";
+export {
+  loadScenario,
+  MAX_RATE_MEETING,
+  MIN_VALUE_MEETING,
+  parseKeyPath,
+  ScenarioFileSchema,
+  VariantSchema,
+} from "./scenario.ts";
 export type {
   BaselineSpec,
   ConfigRef,
@@ -16,10 +23,22 @@ export type {
   Scenario,
   ScenarioAssertion,
   ScenarioOverride,
+  SeedSpec,
+  SweepAxis,
   SweepSpec,
 } from "./scenario.ts";
-export { runScenario } from "./runner.ts";
-export type { CheckResult, MeasurementResult, ScenarioResult, SweepPoint } from "./runner.ts";
+export { overloadNote, runScenario } from "./runner.ts";
+export type {
+  CapacityAnswer,
+  CheckResult,
+  MeasurementResult,
+  PointVerdict,
+  ScenarioResult,
+  SweepPoint,
+} from "./runner.ts";
+export { isIntegerKey } from "./key_types.ts";
+export { formatSweepRows, sweepJson, sweepRows } from "./sweep_table.ts";
+export type { SeedFigures, SweepRow } from "./sweep_table.ts";
 export { compareBaseline, formatBaseline, readBaseline, snapshot } from "./baseline.ts";
 export { fidelityReport, formatFidelityMarkdown, formatFidelityTable } from "./fidelity.ts";
 export type { FidelityReport, FidelityRow, PendingCase } from "./fidelity.ts";

@@ -1,20 +1,29 @@
 /**
  * Runs a scenario: its base run, each variant, or each sweep point (plus
- * the bisection runs that locate `max_rate_meeting`), then checks every
- * assertion, measurement and baseline.
+ * the bisection runs of a capacity search, `max_rate_meeting` or
+ * `min_value_meeting`), each with every seed the scenario asks for, then
+ * checks every assertion, measurement and baseline.
+ *
+ * A capacity answer is always a value that was simulated and passed: a
+ * point passes only when the deployment keeps up with its offered load and
+ * every SLO holds, judged across seeds like any assertion (the worst seed,
+ * or the stated quantile).
  *
  * @module
  */
 import type { FileSystem } from "../config/load.ts";
 import { readYaml } from "../config/load.ts";
 import type { YamlSource } from "../config/source.ts";
+import { KEEP_UP_TOLERANCE } from "../metrics/load.ts";
+import type { LoadStats } from "../metrics/load.ts";
 import { runSources } from "../run.ts";
 import { overloadSummary } from "../report/diagnostics.ts";
 import type { RunOutput } from "../run.ts";
 import { evalExpr, holds } from "./assertion.ts";
+import type { Bound } from "./assertion.ts";
 import { compareBaseline, readBaseline, snapshot } from "./baseline.ts";
 import { resolveMetric } from "./metric_keys.ts";
-import { MAX_RATE_MEETING } from "./scenario.ts";
+import { MAX_RATE_MEETING, MIN_VALUE_MEETING } from "./scenario.ts";
 import type { ConfigRef, Measurement, Scenario, ScenarioAssertion, ScenarioOverride } from "./scenario.ts";
 
 /** The outcome of one check (an assertion, a point's assertion, the baseline). */
@@ -25,15 +34,17 @@ export interface CheckResult {
   readonly pass: boolean;
   /** `file:line:col: key: expected …, got …` (and more lines for a baseline table). */
   readonly message: string;
-  /** The value the run produced (NaN for a baseline check). */
+  /** The value judged: the worst seed's, or the seed at the stated quantile (NaN for a baseline check). */
   readonly actual: number;
+  /** The value of every seed, the first seed first (one value without `seeds`; absent for a baseline check). */
+  readonly values?: readonly number[];
 }
 
 /** How a simulated value compares with a measurement. */
 export interface MeasurementResult {
   /** The measurement. */
   readonly measurement: Measurement;
-  /** The simulated value. */
+  /** The simulated value (with seeds: the seed farthest from the measurement). */
   readonly simulated: number;
   /** simulated / measured − 1. */
   readonly error: number;
@@ -43,37 +54,94 @@ export interface MeasurementResult {
   readonly message: string;
 }
 
+/** Whether a sweep point meets the capacity SLOs, and if not, why. */
+export interface PointVerdict {
+  /** It keeps up with its offered load and meets every SLO (judged across seeds). */
+  readonly pass: boolean;
+  /** Why it fails: "did not keep up: achieved X of Y req/s" and each SLO that does not hold; "" when it passes. */
+  readonly why: string;
+}
+
 /** A run of a sweep: the swept values and the outcome. */
 export interface SweepPoint {
   /** The value of each swept key, in axis order. */
   readonly values: readonly number[];
-  /** The run. */
+  /** The run (the first seed's). */
   readonly output: RunOutput;
+  /** Every seed's run, the first seed first. */
+  readonly outputs: readonly RunOutput[];
+  /** Run by the bisection of a capacity search rather than listed in the sweep. */
+  readonly bisection: boolean;
+  /**
+   * Against the `max_rate_meeting` or `min_value_meeting` SLOs (keeping up
+   * included), or without them against `expect_per_point`; absent when the
+   * scenario has neither.
+   */
+  readonly verdict?: PointVerdict;
+}
+
+/** The answer of a capacity search over the swept key. */
+export interface CapacityAnswer {
+  /** Which search. */
+  readonly kind: typeof MAX_RATE_MEETING | typeof MIN_VALUE_MEETING;
+  /** The swept key. */
+  readonly key: string;
+  /**
+   * The largest (max_rate_meeting) or smallest (min_value_meeting) value
+   * that was simulated and passed, from the passing end of the sweep up to
+   * the first failure; NaN when the sweep's passing end fails already.
+   */
+  readonly value: number;
+  /**
+   * The failing value next to it: the smallest simulated value above it
+   * that failed (max_rate_meeting), or the largest below it
+   * (min_value_meeting); undefined when every swept value passes.
+   */
+  readonly failing?: number;
+  /** Why `failing` failed. */
+  readonly failingWhy: string;
+  /** The sentence a check message carries: "the SLOs hold up to <key> = 18.9; 19.1 fails: …". */
+  readonly text: string;
 }
 
 /** The outcome of one scenario. */
 export interface ScenarioResult {
   /** The scenario. */
   readonly scenario: Scenario;
-  /** The base run (or the first variant, or the first sweep point). */
+  /** The base run (or the first variant, or the first sweep point); the first seed's. */
   readonly output: RunOutput;
-  /** Every run by name: "" for the base, a variant's name, or `key=value` for sweep points. */
+  /** Every run by name (the first seed's): "" for the base, a variant's name, or `key=value` for sweep points. */
   readonly runs: ReadonlyMap<string, RunOutput>;
-  /** Sweep points, in order (bisection runs included). */
+  /** Every seed's run by the same names, the first seed first. */
+  readonly seedRuns: ReadonlyMap<string, readonly RunOutput[]>;
+  /** The seeds of the base run (one unless the scenario has `seeds`). */
+  readonly seeds: readonly number[];
+  /** Sweep points, in order (bisection runs included, flagged). */
   readonly points: readonly SweepPoint[];
-  /** The largest swept value meeting every SLO, when the scenario asks. */
+  /** The capacity search, when the scenario has `max_rate_meeting` or `min_value_meeting`. */
+  readonly capacity?: CapacityAnswer;
+  /** The largest simulated swept value meeting every `max_rate_meeting` SLO (NaN when none does). */
   readonly maxRateMeeting?: number;
+  /** The smallest simulated value above `maxRateMeeting` that fails (undefined when none fails). */
+  readonly firstFailing?: number;
+  /** The smallest simulated swept value meeting every `min_value_meeting` SLO (NaN when none does). */
+  readonly minValueMeeting?: number;
+  /** The largest simulated value below `minValueMeeting` that fails (undefined when none fails). */
+  readonly largestFailing?: number;
   /** Checks, in file order. */
   readonly checks: readonly CheckResult[];
   /** One per measurement. */
   readonly measurements: readonly MeasurementResult[];
-  /** Snapshot of every metric, for `deno task baseline`. */
+  /** Snapshot of every metric (the first seed's runs), for `deno task baseline`. */
   readonly snapshot: Record<string, number>;
   /** True when every check holds and every measurement is within its band. */
   readonly pass: boolean;
 }
 
 const show = (x: number) => (Number.isNaN(x) ? "undefined (no value)" : String(Number(x.toPrecision(6))));
+
+/** A swept value as it was run (all its digits: a bisection value is exactly the one simulated). */
+const exact = (x: number) => (Number.isNaN(x) ? "undefined (no value)" : String(x));
 
 /** The sources of a configuration with overrides applied. */
 function sources(
@@ -94,9 +162,20 @@ function sources(
   return [inst, common];
 }
 
-function run(s: Scenario, c: ConfigRef, extra: readonly ScenarioOverride[], fs?: FileSystem): RunOutput {
+/**
+ * Runs a configuration with every seed of the scenario: the scenario's
+ * seed (or load_gen.seed) first, then +1, +2, …
+ */
+function runSeeds(s: Scenario, c: ConfigRef, extra: readonly ScenarioOverride[], fs?: FileSystem): RunOutput[] {
   const [inst, common] = sources(s, c, extra, fs);
-  return runSources(inst, common, { seed: s.seed, fs, goodput: s.goodput });
+  const first = runSources(inst, common, { seed: s.seed, fs, goodput: s.goodput });
+  const outs = [first];
+  const base = first.plan.input.workload.seed;
+  for (let k = 1; k < s.seeds.count; k++) {
+    const [i, cm] = sources(s, c, extra, fs);
+    outs.push(runSources(i, cm, { seed: base + k, fs, goodput: s.goodput }));
+  }
+  return outs;
 }
 
 /**
@@ -117,37 +196,271 @@ function read(out: RunOutput | undefined, name: string): number {
 }
 
 /**
- * Whether an assertion on the run's own metrics holds for `out`: the bound
- * holds and, for a latency as the user sees it, the deployment keeps up.
+ * How far `actual` is from breaking the bound (negative: broken; -Infinity
+ * when it has no value): the order in which seeds are ranked.
  */
-function passes(a: ScenarioAssertion, out: RunOutput): boolean {
-  return (!gated(a) || out.summary.load.keepsUp) &&
-    holds(a.bound, a.metric.read(out.summary), evalExpr(a.bound.rhs, (n) => read(out, n)));
+function margin(b: Bound, actual: number, expected: number): number {
+  if (Number.isNaN(actual) || Number.isNaN(expected)) return -Infinity;
+  switch (b.op) {
+    case "<":
+    case "<=":
+      return expected - actual;
+    case ">":
+    case ">=":
+      return actual - expected;
+    case "==": {
+      const t = b.tolerance;
+      const allowed = t
+        ? (t.relative ? t.amount * Math.abs(expected) : t.amount)
+        : 1e-9 * Math.max(1, Math.abs(expected));
+      return allowed - Math.abs(actual - expected);
+    }
+  }
+}
+
+/** Ascending order of two numbers (-Infinity and Infinity included). */
+const cmp = (a: number, b: number) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The index of the judged seed among `n`: seeds ranked from the one closest
+ * to failing (`worse(i, j) < 0` when i is worse), the one at `quantile` of
+ * that ranking (1 = the worst; ties and fractions round toward the worse).
+ */
+function judgedIndex(n: number, worse: (i: number, j: number) => number, quantile: number): number {
+  const order = Array.from({ length: n }, (_, i) => i).sort((i, j) => worse(i, j) || i - j);
+  return order[Math.min(n - 1, Math.max(0, Math.floor((1 - quantile) * (n - 1) + 1e-9)))];
+}
+
+/** One assertion judged across seeds. */
+interface Judged {
+  /** The judged seed's value. */
+  readonly actual: number;
+  /** The bound's value for that seed. */
+  readonly expected: number;
+  /** Whether the judged seed meets the bound (and keeps up, for a gated latency). */
+  readonly pass: boolean;
+  /** Why the judged seed's latencies do not count ("" when it keeps up or the assertion is not gated). */
+  readonly overload: string;
+  /** Every seed's value. */
+  readonly values: readonly number[];
+  /** Which seed was judged. */
+  readonly index: number;
 }
 
 /**
- * Checks one assertion.
+ * Judges an assertion over seeds: the worst seed (the one that breaks the
+ * bound most), or the one at the scenario's quantile.
  *
- * @param out the run the metric was read from (its load gates latency SLOs), if one
+ * @param lookups for each seed, how the bound's expression reads metrics
+ * @param gate whether a gated latency fails while its run does not keep up
  */
-function check(
+function judge(
+  s: Scenario,
   a: ScenarioAssertion,
-  actual: number,
-  lookup: (name: string) => number,
+  outs: readonly RunOutput[],
+  lookups: readonly ((name: string) => number)[],
+  gate = true,
+): Judged {
+  const per = outs.map((out, i) => {
+    const actual = a.metric.read(out.summary);
+    const expected = evalExpr(a.bound.rhs, lookups[i]);
+    const overload = gate && gated(a) ? overloadNote(out) : "";
+    return {
+      actual,
+      expected,
+      overload,
+      pass: holds(a.bound, actual, expected) && !overload,
+      margin: overload ? -Infinity : margin(a.bound, actual, expected),
+    };
+  });
+  const index = judgedIndex(per.length, (x, y) => cmp(per[x].margin, per[y].margin), s.seeds.quantile);
+  return { ...per[index], index, values: per.map((p) => p.actual) };
+}
+
+/** "(worst of 3 seeds, 0.198–0.213)" when there are several seeds, else "". */
+function spread(s: Scenario, values: readonly number[]): string {
+  if (values.length < 2) return "";
+  const ok = values.filter((v) => !Number.isNaN(v));
+  const which = s.seeds.quantile === 1 ? "worst" : `quantile ${s.seeds.quantile}`;
+  const range = ok.length ? `, ${show(Math.min(...ok))}–${show(Math.max(...ok))}` : "";
+  return ` (${which} of ${values.length} seeds${range})`;
+}
+
+/** Checks one assertion, judged across the seeds of `outs`. */
+function check(
+  s: Scenario,
+  a: ScenarioAssertion,
+  outs: readonly RunOutput[],
+  lookups: readonly ((name: string) => number)[],
   prefix: string,
   hint = "",
-  out?: RunOutput,
 ): CheckResult {
-  const expected = evalExpr(a.bound.rhs, lookup);
-  const bound = holds(a.bound, actual, expected);
-  const overload = out ? overloadNote(out) : "";
-  const pass = bound && !(gated(a) && overload);
+  const j = judge(s, a, outs, lookups);
   const literal = a.bound.rhs.kind === "num";
   const loc = a.location;
   const message = `${loc.file}:${loc.line}:${loc.col}: ${prefix}${a.key}: expected ${a.metric.name} ${a.bound.text}${
-    literal ? "" : ` (= ${show(expected)})`
-  }, got ${show(actual)}${pass ? "" : hint}${overload && !pass ? `; ${overload}` : ""}`;
-  return { name: `${prefix}${a.key} ${a.bound.text}`, pass, message, actual };
+    literal ? "" : ` (= ${show(j.expected)})`
+  }, got ${show(j.actual)}${spread(s, j.values)}${j.pass ? "" : hint}${j.overload && !j.pass ? `; ${j.overload}` : ""}`;
+  return { name: `${prefix}${a.key} ${a.bound.text}`, pass: j.pass, message, actual: j.actual, values: j.values };
+}
+
+/** The negation of a comparison, for "ttft.p99 = 0.61 > 0.5". */
+const BROKEN: Record<Bound["op"], string> = { "<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=" };
+
+/**
+ * Whether a point meets what it must: for a capacity search, its judged
+ * seed keeps up with the offered load and every SLO's bound holds for its
+ * judged seed; for `expect_per_point`, every assertion holds (a gated
+ * latency only while the run keeps up).
+ */
+function verdictOf(
+  s: Scenario,
+  assertions: readonly ScenarioAssertion[],
+  outs: readonly RunOutput[],
+  capacity: boolean,
+): PointVerdict {
+  const why: string[] = [];
+  const loads = outs.map((o) => o.summary.load);
+  const ratio = (i: number) => loads[i].achievedRate / loads[i].offeredRate;
+  const k = judgedIndex(
+    outs.length,
+    (x, y) => Number(loads[x].keepsUp) - Number(loads[y].keepsUp) || cmp(ratio(x), ratio(y)),
+    s.seeds.quantile,
+  );
+  if (capacity && !loads[k].keepsUp) why.push(behind(loads[k]));
+  const lookups = outs.map((o) => (name: string) => read(o, name));
+  for (const a of assertions) {
+    const j = judge(s, a, outs, lookups, !capacity);
+    if (j.pass) continue;
+    const value = `${a.key} = ${show(j.actual)}`;
+    if (holds(a.bound, j.actual, j.expected)) {
+      // Met in numbers, but the judged run did not keep up.
+      why.push(`${value}, but ${behind(outs[j.index].summary.load)}`);
+      continue;
+    }
+    const rhs = a.bound.text.slice(a.bound.op.length + 1);
+    why.push(`${value} ${BROKEN[a.bound.op]} ${rhs}${a.bound.rhs.kind === "num" ? "" : ` (= ${show(j.expected)})`}`);
+  }
+  const seeds = outs.length > 1
+    ? ` (${s.seeds.quantile === 1 ? "worst" : `quantile ${s.seeds.quantile}`} of ${outs.length} seeds)`
+    : "";
+  return { pass: why.length === 0, why: why.length ? why.join("; ") + seeds : "" };
+}
+
+/**
+ * Why a run does not keep up: "did not keep up: achieved 10.6 of 29.6
+ * req/s", with how fast its queue grows when it does.
+ */
+function behind(l: LoadStats): string {
+  const growth = l.queueGrowth > KEEP_UP_TOLERANCE
+    ? `, the queue growing ${show(Number(l.queueGrowth.toFixed(3)))} s per s`
+    : "";
+  return `did not keep up: achieved ${l.achievedRate.toFixed(1)} of ${l.offeredRate.toFixed(1)} req/s${growth}`;
+}
+
+/** A bisection midpoint without binary noise in the digits a message prints. */
+const midpoint = (lo: number, hi: number, integer: boolean) =>
+  integer ? Math.floor((lo + hi) / 2) : Number(((lo + hi) / 2).toPrecision(12));
+
+/**
+ * A capacity search over the single swept key: the grid's verdicts, then
+ * bisection between the last passing and the first failing grid points
+ * (max_rate_meeting; mirrored for min_value_meeting), over integers for an
+ * integer key (until they are 1 apart), else to 1% of that interval.
+ */
+function capacitySearch(
+  s: Scenario,
+  kind: CapacityAnswer["kind"],
+  grid: readonly SweepPoint[],
+  probe: (value: number) => SweepPoint,
+): CapacityAnswer {
+  const axis = s.sweep!.axes[0];
+  const key = axis.key;
+  const sorted = [...grid].sort((p, q) => p.values[0] - q.values[0]);
+  const passes = (p: SweepPoint) => p.verdict!.pass;
+  const max = kind === MAX_RATE_MEETING;
+  // Walk from the passing end (the lowest value for max_rate_meeting, the highest for min_value_meeting).
+  const walk = max ? sorted : [...sorted].reverse();
+  const firstFail = walk.findIndex((p) => !passes(p));
+  if (firstFail === -1) {
+    const value = walk[walk.length - 1].values[0];
+    return {
+      kind,
+      key,
+      value,
+      failingWhy: "",
+      text: `every swept value meets the SLOs: they hold ${max ? "up to at least" : "from at most"} ${key} = ${
+        exact(value)
+      }`,
+    };
+  }
+  const failPoint = walk[firstFail];
+  // Passing grid values beyond the first failure: the SLOs are not monotone in the key.
+  const again = walk.slice(firstFail + 1).filter(passes).map((p) => exact(p.values[0]));
+  const notMonotone = again.length
+    ? `${again.join(", ")} ${again.length > 1 ? "pass" : "passes"} ${
+      max ? "above" : "below"
+    } it: the SLOs are not monotone in ${key}`
+    : "";
+  if (firstFail === 0) {
+    const end = max ? "lowest" : "highest";
+    return {
+      kind,
+      key,
+      value: NaN,
+      failing: failPoint.values[0],
+      failingWhy: failPoint.verdict!.why,
+      text: again.length
+        ? `the ${end} swept value, ${key} = ${exact(failPoint.values[0])}, fails: ${
+          failPoint.verdict!.why
+        }; ${notMonotone}`
+        : `no swept value meets the SLOs: ${key} = ${exact(failPoint.values[0])}, the ${end}, fails: ${
+          failPoint.verdict!.why
+        }`,
+    };
+  }
+  let good = walk[firstFail - 1];
+  let bad = failPoint;
+  const stop = axis.integer ? 1 : Math.abs(bad.values[0] - good.values[0]) / 100;
+  while (Math.abs(bad.values[0] - good.values[0]) > stop) {
+    const mid = midpoint(
+      Math.min(good.values[0], bad.values[0]),
+      Math.max(good.values[0], bad.values[0]),
+      axis.integer,
+    );
+    if (mid === good.values[0] || mid === bad.values[0]) break;
+    const p = probe(mid);
+    if (passes(p)) good = p;
+    else bad = p;
+  }
+  const value = good.values[0];
+  const text = `the SLOs hold ${max ? "up to" : "from"} ${key} = ${exact(value)}; ${exact(bad.values[0])} fails: ${
+    bad.verdict!.why
+  }${notMonotone ? `; ${notMonotone.replace(" it:", ` ${exact(bad.values[0])}:`)}` : ""}`;
+  return { kind, key, value, failing: bad.values[0], failingWhy: bad.verdict!.why, text };
+}
+
+/**
+ * The hint of a failing per-point assertion: where it holds along the first
+ * axis with the other axes at this point's values (a bound only when every
+ * value below it holds, so no point contradicts it).
+ */
+function perPointHint(
+  s: Scenario,
+  holdsAt: (p: SweepPoint) => boolean,
+  grid: readonly SweepPoint[],
+  pt: SweepPoint,
+): string {
+  const axes = s.sweep!.axes;
+  const line = grid.filter((q) => q.values.every((v, i) => i === 0 || v === pt.values[i]))
+    .sort((p, q) => p.values[0] - q.values[0]);
+  const others = axes.slice(1).map((ax, i) => `${ax.key} = ${pt.values[i + 1]}`).join(", ");
+  const at = others ? ` with ${others}` : "";
+  const ok = line.filter(holdsAt);
+  if (ok.length === 0) return `; it holds at no swept ${axes[0].key}${at}`;
+  const prefix = line.findIndex((q) => !holdsAt(q));
+  if (prefix === ok.length) return `; it holds up to ${axes[0].key} = ${ok[ok.length - 1].values[0]}${at}`;
+  return `; it holds at ${axes[0].key} = ${ok.map((q) => q.values[0]).join(", ")}${at}`;
 }
 
 /**
@@ -158,105 +471,122 @@ function check(
  */
 export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult {
   const s = scenario;
-  const runs = new Map<string, RunOutput>();
+  const seedRuns = new Map<string, RunOutput[]>();
   const checks: CheckResult[] = [];
   const points: SweepPoint[] = [];
-  let maxRate: number | undefined;
-  let maxRateNote = "";
+  let capacity: CapacityAnswer | undefined;
+  const lookupsOf = (outs: readonly RunOutput[]) => outs.map((o) => (name: string) => read(o, name));
 
   if (s.sweep) {
-    const [a, b] = s.sweep.axes;
-    const grid = b ? a.values.flatMap((x) => b.values.map((y) => [x, y])) : a.values.map((x) => [x]);
-    const at = (vals: number[]) =>
-      s.sweep!.axes.map((ax, i) => ({ key: ax.key, path: ax.path, value: vals[i], location: ax.location }));
-    const name = (vals: number[]) => s.sweep!.axes.map((ax, i) => `${ax.key}=${vals[i]}`).join(",");
-    for (const vals of grid) {
-      const out = run(s, s.config, at(vals), fs);
-      points.push({ values: vals, output: out });
-      runs.set(name(vals), out);
-    }
-    // Per-point assertions, with the nearest passing point when one fails.
-    for (const p of s.perPoint) {
-      const passing = points.filter((q) => passes(p, q.output));
-      const best = passing.length ? Math.max(...passing.map((q) => q.values[0])) : undefined;
-      const hint = best !== undefined ? `; it holds up to ${a.key} = ${best}` : `; it holds at no swept point`;
-      for (const pt of points) {
-        const actual = p.metric.read(pt.output.summary);
+    const axes = s.sweep.axes;
+    const grid = axes.reduce<number[][]>((acc, ax) => acc.flatMap((vs) => ax.values.map((v) => [...vs, v])), [[]]);
+    const at = (vals: readonly number[]) =>
+      axes.map((ax, i) => ({ key: ax.key, path: ax.path, value: vals[i], location: ax.location }));
+    const name = (vals: readonly number[]) => axes.map((ax, i) => `${ax.key}=${vals[i]}`).join(",");
+    const slos = s.slos.length ? s.slos : s.minValueSlos;
+    const must = slos.length ? slos : s.perPoint;
+    const point = (vals: readonly number[], bisection: boolean): SweepPoint => {
+      const outs = runSeeds(s, s.config, at(vals), fs);
+      const p = {
+        values: vals,
+        output: outs[0],
+        outputs: outs,
+        bisection,
+        ...(must.length ? { verdict: verdictOf(s, must, outs, slos.length > 0) } : {}),
+      };
+      points.push(p);
+      return p;
+    };
+    for (const vals of grid) seedRuns.set(name(vals), [...point(vals, false).outputs]);
+    const gridPoints = [...points];
+    // Per-point assertions, with where they hold when one fails.
+    for (const a of s.perPoint) {
+      const holdsAt = (q: SweepPoint) => judge(s, a, q.outputs, lookupsOf(q.outputs)).pass;
+      for (const pt of gridPoints) {
         checks.push(
-          check(p, actual, (n) => read(pt.output, n), `[${name(pt.values as number[])}] `, hint, pt.output),
+          check(
+            s,
+            a,
+            pt.outputs,
+            lookupsOf(pt.outputs),
+            `[${name(pt.values)}] `,
+            perPointHint(s, holdsAt, gridPoints, pt),
+          ),
         );
       }
     }
-    if (s.slos.length) {
-      const meets = (out: RunOutput) => s.slos.every((slo) => passes(slo, out));
-      const sorted = [...points].sort((p, q) => p.values[0] - q.values[0]);
-      const firstFail = sorted.findIndex((p) => !meets(p.output));
-      if (firstFail === -1) {
-        maxRate = sorted[sorted.length - 1].values[0];
-        maxRateNote = " (every swept value meets the SLOs: at least this)";
-      } else if (firstFail === 0) {
-        maxRate = 0;
-        maxRateNote = ` (no swept value meets the SLOs; the lowest is ${sorted[0].values[0]})`;
-      } else {
-        // Bisection between the last passing and the first failing point, to 1% of the interval.
-        let lo = sorted[firstFail - 1].values[0];
-        let hi = sorted[firstFail].values[0];
-        const stop = (hi - lo) / 100;
-        while (hi - lo > stop) {
-          const mid = (lo + hi) / 2;
-          const out = run(s, s.config, at([mid]), fs);
-          points.push({ values: [mid], output: out });
-          if (meets(out)) lo = mid;
-          else hi = mid;
-        }
-        maxRate = lo;
-      }
+    if (slos.length) {
+      const kind = s.slos.length ? MAX_RATE_MEETING : MIN_VALUE_MEETING;
+      capacity = capacitySearch(s, kind, gridPoints, (v) => point([v], true));
     }
   } else if (s.variants.size) {
-    for (const [name, c] of s.variants) runs.set(name, run(s, c, [], fs));
+    for (const [name, c] of s.variants) seedRuns.set(name, runSeeds(s, c, [], fs));
   } else {
-    runs.set("", run(s, s.config, [], fs));
+    seedRuns.set("", runSeeds(s, s.config, [], fs));
   }
 
-  const base = runs.get("") ?? runs.values().next().value!;
-  const lookup = (name: string) => {
+  const runs = new Map([...seedRuns].map(([k, v]) => [k, v[0]]));
+  const baseOuts = seedRuns.get("") ?? seedRuns.values().next().value!;
+  const base = baseOuts[0];
+  const derivedValue = (name: string) => (capacity && name === capacity.kind ? capacity.value : NaN);
+  // For each seed i, how an expression reads a metric: a variant's, a derived answer, or the base run's.
+  const lookups = baseOuts.map((_, i) => (name: string) => {
     const first = name.split(".")[0];
-    if (s.variants.has(first)) return read(runs.get(first), name.slice(first.length + 1));
-    if (name === MAX_RATE_MEETING) return maxRate ?? NaN;
-    return read(base, name);
-  };
+    if (s.variants.has(first)) return read(seedRuns.get(first)?.[i], name.slice(first.length + 1));
+    if (name === MAX_RATE_MEETING || name === MIN_VALUE_MEETING) return derivedValue(name);
+    return read(baseOuts[i], name);
+  });
   for (const a of s.assertions) {
-    const derived = a.metric.name === MAX_RATE_MEETING;
-    const out = derived ? undefined : a.variant ? runs.get(a.variant)! : base;
-    const actual = out ? a.metric.read(out.summary) : maxRate ?? NaN;
-    const hint = derived ? `: the SLOs hold up to ${s.sweep!.axes[0].key} = ${show(actual)}${maxRateNote}` : "";
-    checks.push(check(a, actual, lookup, "expect.", hint, out));
+    if (a.metric.name === MAX_RATE_MEETING || a.metric.name === MIN_VALUE_MEETING) {
+      const actual = derivedValue(a.metric.name);
+      const expected = evalExpr(a.bound.rhs, lookups[0]);
+      const pass = holds(a.bound, actual, expected);
+      const loc = a.location;
+      const message = `${loc.file}:${loc.line}:${loc.col}: expect.${a.key}: expected ${a.metric.name} ${a.bound.text}${
+        a.bound.rhs.kind === "num" ? "" : ` (= ${show(expected)})`
+      }, got ${exact(actual)}: ${capacity!.text}`;
+      checks.push({ name: `expect.${a.key} ${a.bound.text}`, pass, message, actual, values: [actual] });
+      continue;
+    }
+    const outs = a.variant ? seedRuns.get(a.variant)! : baseOuts;
+    checks.push(check(s, a, outs, lookups, "expect."));
   }
 
   const measurements = s.measured.map((m, i) => {
-    const simulated = m.metric.read(base.summary);
-    const error = simulated / m.value - 1;
+    // With seeds, the seed farthest from the measurement is judged.
+    const all = baseOuts.map((o) => m.metric.read(o.summary));
+    const errors = all.map((v) => v / m.value - 1);
+    const off = errors.map((e) => (Number.isNaN(e) ? Infinity : Math.abs(e)));
+    const w = judgedIndex(all.length, (x, y) => cmp(off[y], off[x]), s.seeds.quantile);
+    const simulated = all[w];
+    const error = errors[w];
     const pass = Math.abs(error) <= m.maxError;
     const loc = m.location;
-    const message = `${loc.file}:${loc.line}:${loc.col}: measured[${i}]: ${m.metric.name} simulated ${
-      show(simulated)
+    const message = `${loc.file}:${loc.line}:${loc.col}: measured[${i}]: ${m.metric.name} simulated ${show(simulated)}${
+      spread(s, all)
     } vs measured ${m.value} (${(error * 100).toFixed(1)}%), allowed ±${(m.maxError * 100).toFixed(0)}%`;
     return { measurement: m, simulated, error, pass, message };
   });
 
   const snap: Record<string, number> = {};
   for (const [name, out] of runs) Object.assign(snap, snapshot(out.summary, name));
-  if (maxRate !== undefined) snap[MAX_RATE_MEETING] = maxRate;
+  if (capacity) snap[capacity.kind] = capacity.value;
   if (s.baseline) {
     const stored = readBaseline(s.baseline.file, fs);
     checks.push(compareBaseline(s, stored, snap));
   }
+  const max = capacity?.kind === MAX_RATE_MEETING ? capacity : undefined;
+  const min = capacity?.kind === MIN_VALUE_MEETING ? capacity : undefined;
   return {
     scenario: s,
     output: base,
     runs,
+    seedRuns,
+    seeds: baseOuts.map((o) => o.plan.input.workload.seed),
     points,
-    maxRateMeeting: maxRate,
+    ...(capacity ? { capacity } : {}),
+    ...(max ? { maxRateMeeting: max.value, firstFailing: max.failing } : {}),
+    ...(min ? { minValueMeeting: min.value, largestFailing: min.failing } : {}),
     checks,
     measurements,
     snapshot: snap,

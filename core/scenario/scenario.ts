@@ -11,10 +11,18 @@ import { z } from "zod";
 import type { SourceLocation } from "../config/errors.ts";
 import { readYaml } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
-import { CommonFileSchema, InstanceFileSchema, mapping, nonNegativeInt, positiveNumber } from "../config/schema.ts";
+import {
+  CommonFileSchema,
+  InstanceFileSchema,
+  mapping,
+  nonNegativeInt,
+  positiveInt,
+  positiveNumber,
+} from "../config/schema.ts";
 import type { PathPart, YamlSource } from "../config/source.ts";
 import { closest, validate } from "../config/validate.ts";
 import { exprRefs, parseBound, parseExpr, unitMismatch } from "./assertion.ts";
+import { isIntegerKey } from "./key_types.ts";
 import type { Bound } from "./assertion.ts";
 import { METRIC_KEY_NAMES, resolveMetric } from "./metric_keys.ts";
 import type { MetricRef } from "./metric_keys.ts";
@@ -50,17 +58,31 @@ export const ScenarioFileSchema = mapping({
   common_config: path().optional().describe("Common file, relative to this file"),
   common: CommonFileSchema.optional().describe("An inline common file (instead of common_config)"),
   seed: nonNegativeInt().optional().describe("Overrides load_gen.seed"),
+  seeds: z.union([
+    positiveInt(),
+    mapping({
+      count: positiveInt().describe("Seeds per run"),
+      quantile: z.number().min(0).max(1).optional().describe(
+        "Which seed an assertion judges, ranked from the one that breaks its bound most (1, the default) to the one that breaks it least (0); 0.5 = the median seed",
+      ),
+    }),
+  ], { error: "expected a number of seeds or {count, quantile}" }).optional().describe(
+    "Run every run with this many seeds (the seed, +1, +2, …); assertions and capacity answers judge the worst seed",
+  ),
   overrides: overrides().optional(),
   variants: z.record(z.string(), VariantSchema).optional().describe(
     "Named variants (other files or overrides); assertions name them: disagg.tpot.p99",
   ),
   sweep: z.record(z.string(), z.array(z.number()).min(1)).optional().describe(
-    "One or two dotted key paths, each with the values to run: load_gen.request_rate: [2, 4, 8]",
+    "One to three dotted key paths, each with the values to run: load_gen.request_rate: [2, 4, 8]",
   ),
   expect: assertions('Assertions: metric: "<op> <expression>"').optional(),
   expect_per_point: assertions("Assertions that every sweep point must meet").optional(),
   max_rate_meeting: assertions(
-    "SLOs: the largest value of the (single) swept key meeting all of them is found by bisection and can be asserted as max_rate_meeting",
+    "SLOs: the largest simulated value of the (single) swept key that keeps up and meets all of them, found by bisection; assert it as max_rate_meeting",
+  ).optional(),
+  min_value_meeting: assertions(
+    "SLOs: the smallest simulated value of the (single) swept key that keeps up and meets all of them at the scenario's load, found by bisection; assert it as min_value_meeting",
   ).optional(),
   baseline: z.union([
     z.boolean(),
@@ -125,7 +147,7 @@ export interface ScenarioAssertion {
   readonly key: string;
   /** Variant the metric belongs to ("" = the scenario's run or each sweep point). */
   readonly variant: string;
-  /** The metric ("max_rate_meeting" is derived from a sweep). */
+  /** The metric ("max_rate_meeting" and "min_value_meeting" are derived from a sweep). */
   readonly metric: MetricRef;
   /** The bound. */
   readonly bound: Bound;
@@ -163,15 +185,36 @@ export interface BaselineSpec {
   readonly file: string;
 }
 
-/** A sweep: one or two keys and their values. */
+/** One swept key. */
+export interface SweepAxis {
+  /** The key as written. */
+  readonly key: string;
+  /** Parsed path. */
+  readonly path: readonly PathPart[];
+  /** The values to run, as written. */
+  readonly values: readonly number[];
+  /** The key takes integers only (per the config schema): bisected over integers. */
+  readonly integer: boolean;
+  /** Where it is written. */
+  readonly location: SourceLocation;
+}
+
+/** A sweep: one to three keys and their values. */
 export interface SweepSpec {
   /** Swept keys with their values, in file order. */
-  readonly axes: readonly {
-    key: string;
-    path: readonly PathPart[];
-    values: readonly number[];
-    location: SourceLocation;
-  }[];
+  readonly axes: readonly SweepAxis[];
+}
+
+/** How many seeds each run takes and which of them an assertion judges. */
+export interface SeedSpec {
+  /** Seeds per run: the scenario's seed (or load_gen.seed), +1, +2, … */
+  readonly count: number;
+  /**
+   * Which seed is judged, ranked by how far it is from breaking the bound:
+   * 1 = the seed that breaks it most (the worst, the default), 0.5 = the
+   * median seed, 0 = the best.
+   */
+  readonly quantile: number;
 }
 
 /** A loaded scenario. */
@@ -188,6 +231,8 @@ export interface Scenario {
   readonly tags: readonly string[];
   /** Seed override. */
   readonly seed?: number;
+  /** Seeds per run (count 1 = a single run). */
+  readonly seeds: SeedSpec;
   /** The base configuration (each variant and sweep point starts from it). */
   readonly config: ConfigRef;
   /** Variants by name, in file order. */
@@ -200,6 +245,8 @@ export interface Scenario {
   readonly perPoint: readonly ScenarioAssertion[];
   /** `max_rate_meeting` SLOs. */
   readonly slos: readonly ScenarioAssertion[];
+  /** `min_value_meeting` SLOs. */
+  readonly minValueSlos: readonly ScenarioAssertion[];
   /** Baseline comparison, if enabled. */
   readonly baseline?: BaselineSpec;
   /** Measurements to compare with (validation scenarios). */
@@ -212,8 +259,11 @@ export interface Scenario {
   readonly commonPath?: string;
 }
 
-/** The derived metric of sweeps. */
-export const MAX_RATE_MEETING = "max_rate_meeting";
+/** The derived metric of sweeps: the largest swept value meeting the `max_rate_meeting` SLOs. */
+export const MAX_RATE_MEETING = "max_rate_meeting" as const;
+
+/** The derived metric of sweeps: the smallest swept value meeting the `min_value_meeting` SLOs. */
+export const MIN_VALUE_MEETING = "min_value_meeting" as const;
 
 /** Parses `load_gen.request_rate` or `instance_groups[0].num_instances` into a path. */
 export function parseKeyPath(key: string): PathPart[] | undefined {
@@ -258,20 +308,20 @@ function parseAssertions(
   at: string,
   map: Record<string, unknown> | undefined,
   variants: ReadonlySet<string>,
-  allowDerived: boolean,
+  derivedNames: readonly string[],
 ): ScenarioAssertion[] {
   const refOk = (name: string) => {
     const first = name.split(".")[0];
     const rest = variants.has(first) ? name.slice(first.length + 1) : name;
-    return (allowDerived && rest === MAX_RATE_MEETING) || resolveMetric(rest) !== undefined;
+    return derivedNames.includes(rest) || resolveMetric(rest) !== undefined;
   };
   return Object.entries(map ?? {}).map(([key, raw]) => {
     const first = key.split(".")[0];
     const variant = variants.has(first) ? first : "";
     const name = variant ? key.slice(first.length + 1) : key;
-    const derived = allowDerived && name === MAX_RATE_MEETING;
+    const derived = !variant && derivedNames.includes(name);
     const metric: MetricRef = derived
-      ? { name: MAX_RATE_MEETING, read: () => NaN, unit: "count", better: "higher", gated: false }
+      ? { name, read: () => NaN, unit: "count", better: name === MAX_RATE_MEETING ? "higher" : "lower", gated: false }
       : metricAt(src, [at, key], name, true);
     const bound = parseBound(raw);
     if (typeof bound === "string") src.fail([at, key], bound);
@@ -367,7 +417,8 @@ function configRef(
 export function loadScenario(file: string, fs?: FileSystem): Scenario {
   const src = readYaml(file, fs);
   const s: ScenarioFile = validate(src, ScenarioFileSchema);
-  const hasRuns = s.expect || s.measured || s.baseline || s.expect_per_point || s.max_rate_meeting;
+  const hasRuns = s.expect || s.measured || s.baseline || s.expect_per_point || s.max_rate_meeting ||
+    s.min_value_meeting;
   if (!hasRuns) src.fail([], "a scenario needs 'expect' assertions, 'measured' values or 'baseline'");
   if (s.expect && Object.keys(s.expect).length === 0) src.fail(["expect"], "expected at least one assertion");
   const variantNames = new Set(Object.keys(s.variants ?? {}));
@@ -393,19 +444,31 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
   let sweep: SweepSpec | undefined;
   if (s.sweep) {
     const keys = Object.keys(s.sweep);
-    if (keys.length === 0 || keys.length > 2) src.fail(["sweep"], "sweep one or two keys");
+    if (keys.length === 0 || keys.length > 3) src.fail(["sweep"], "sweep one, two or three keys");
     sweep = {
       axes: keys.map((key) => {
         const p = parseKeyPath(key);
         if (!p || !CONFIG_ROOTS.includes(String(p[0]))) {
           return src.fail(["sweep", key], `expected a dotted key path into ${CONFIG_ROOTS.join(", ")}`, true);
         }
-        return { key, path: p, values: s.sweep![key], location: src.locate(["sweep", key]) };
+        const values = s.sweep![key];
+        const integer = isIntegerKey(p);
+        const i = values.findIndex((v) => !Number.isInteger(v));
+        if (integer && i >= 0) src.fail(["sweep", key, i], `${key} takes integers, got ${values[i]}`);
+        return { key, path: p, values, integer, location: src.locate(["sweep", key]) };
       }),
     };
   }
-  if (s.max_rate_meeting && (!sweep || sweep.axes.length !== 1)) {
-    src.fail(["max_rate_meeting"], "max_rate_meeting needs a sweep of exactly one key");
+  if (s.max_rate_meeting && s.min_value_meeting) {
+    src.fail(
+      [MIN_VALUE_MEETING],
+      "give max_rate_meeting or min_value_meeting, not both: they search the swept key from opposite ends",
+      true,
+    );
+  }
+  for (const block of [MAX_RATE_MEETING, MIN_VALUE_MEETING] as const) {
+    if (s[block] && (!sweep || sweep.axes.length !== 1)) src.fail([block], `${block} needs a sweep of exactly one key`);
+    if (s[block] && Object.keys(s[block]).length === 0) src.fail([block], "expected at least one SLO");
   }
   if (s.expect_per_point && !sweep) src.fail(["expect_per_point"], "expect_per_point needs a sweep");
   const stem = file.replace(/^.*[\\/]/, "").replace(/\.ya?ml$/i, "");
@@ -426,10 +489,15 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
     }
     : undefined;
   const firstConfig = base ?? variants.values().next().value!;
-  const assertions = parseAssertions(src, "expect", s.expect, variantNames, !!s.max_rate_meeting);
-  const perPoint = parseAssertions(src, "expect_per_point", s.expect_per_point, new Set(), false);
-  const slos = parseAssertions(src, "max_rate_meeting", s.max_rate_meeting, new Set(), false);
-  const goodput = goodputSlos(src, s.goodput, [...slos, ...perPoint, ...assertions]);
+  const derived = ([MAX_RATE_MEETING, MIN_VALUE_MEETING] as const).filter((b) => s[b]);
+  const assertions = parseAssertions(src, "expect", s.expect, variantNames, derived);
+  const perPoint = parseAssertions(src, "expect_per_point", s.expect_per_point, new Set(), []);
+  const slos = parseAssertions(src, MAX_RATE_MEETING, s.max_rate_meeting, new Set(), []);
+  const minValueSlos = parseAssertions(src, MIN_VALUE_MEETING, s.min_value_meeting, new Set(), []);
+  const goodput = goodputSlos(src, s.goodput, [...slos, ...minValueSlos, ...perPoint, ...assertions]);
+  const seeds = typeof s.seeds === "number"
+    ? { count: s.seeds, quantile: 1 }
+    : { count: s.seeds?.count ?? 1, quantile: s.seeds?.quantile ?? 1 };
   return {
     file,
     source: src,
@@ -437,12 +505,14 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
     description: s.description ?? "",
     tags: s.tags ?? [],
     seed: s.seed,
+    seeds,
     config: firstConfig,
     variants,
     sweep,
     assertions,
     perPoint,
     slos,
+    minValueSlos,
     ...(goodput ? { goodput } : {}),
     baseline,
     measured: (s.measured ?? []).map((m, i) => ({
