@@ -59,7 +59,11 @@ export class Engine implements EngineLoad {
   stepStart = 0;
   /** True while a wake-up event is pending. */
   wakePending = false;
-  /** Blocks running requests will still take (guaranteed_no_evict only). */
+  /**
+   * Blocks set aside for running, ready and incoming requests and not yet
+   * taken (guaranteed_no_evict only): Σ of their `reserved`. Invariant:
+   * 0 ≤ reserved ≤ kv.free, so a reserved block is always there to take.
+   */
   reserved = 0;
   /** Prefill role: requests whose prompt is done, to hand to a decode engine (drained by the simulator). */
   readonly handoff: Request[] = [];
@@ -108,6 +112,22 @@ export class Engine implements EngineLoad {
     r.cachedBlocks = 0;
   }
 
+  /** Gives back what is still set aside for a request leaving this engine (or losing its KV). */
+  #unreserve(r: Request): void {
+    this.reserved -= r.reserved;
+    r.reserved = 0;
+  }
+
+  /**
+   * Tokens whose KV a request of these lengths ever holds here: a prefill
+   * engine computes only the prompt (and samples the first token from it,
+   * which needs no KV); otherwise the prompt and every output token but the
+   * last.
+   */
+  #kvTokens(input: number, output: number): number {
+    return this.spec.role === "prefill" ? input : input + output - 1;
+  }
+
   /** Prefill role: the prompt's KV has left; its blocks are free. */
   releaseHeld(r: Request): void {
     this.#releaseBlocks(r, r.heldBlocks);
@@ -143,10 +163,19 @@ export class Engine implements EngineLoad {
    * @returns false when there is no room yet (the request waits: backpressure)
    */
   reserveIncoming(r: Request): boolean {
-    const blocks = Math.ceil(r.input / this.spec.blockSize);
-    if (blocks > this.kv.free) return false;
+    const s = this.spec;
+    const blocks = Math.ceil(r.input / s.blockSize);
+    // guaranteed_no_evict: the request is admitted here once the blocks of
+    // its whole sequence can be set aside, so the decode engine never needs
+    // to preempt; greedy takes the prompt's blocks only (reserved stays 0).
+    const full = s.admission === "guaranteed_no_evict"
+      ? Math.ceil(this.#kvTokens(r.input, r.output) / s.blockSize)
+      : blocks;
+    if (full > this.kv.free - this.reserved) return false;
     this.kv.allocate(blocks);
     r.blocks = blocks;
+    r.reserved = full - blocks;
+    this.reserved += full - blocks;
     r.decodeEngine = this.index;
     this.outstanding += r.output - 1;
     this.active++;
@@ -171,6 +200,7 @@ export class Engine implements EngineLoad {
 
   #preempt(victim: Request): void {
     this.#releaseBlocks(victim, victim.blocks);
+    this.#unreserve(victim);
     this.outstanding += victim.computed;
     victim.blocks = 0;
     victim.computed = 0;
@@ -263,7 +293,12 @@ export class Engine implements EngineLoad {
       // Most steps stay inside the request's last block: no division then.
       if (r.computed + n > r.blocks * bs) {
         const need = Math.ceil((r.computed + n) / bs) - r.blocks;
-        if (reserve) this.reserved -= need; // reserved at admission: never preempts
+        if (reserve) {
+          // Set aside at admission (0 ≤ reserved ≤ kv.free): never preempts.
+          if (need > r.reserved) throw new RangeError(`request ${r.id} outgrew its ${r.reserved} reserved KV blocks`);
+          r.reserved -= need;
+          this.reserved -= need;
+        }
         if (need > kv.free) this.#makeRoom(need);
         while (need > kv.free) {
           const victim = run.pop()!;
@@ -317,9 +352,14 @@ export class Engine implements EngineLoad {
       const need = Math.ceil((past + n) / bs) - hit;
       let fits = s.chunkedPrefill || n === remaining;
       if (fits && reserve) {
-        const full = Math.ceil(r.work / bs) - hit;
+        // GUARANTEED_NO_EVICT: admit only when every block the request will
+        // ever take here can be set aside beside what others have reserved.
+        const full = Math.ceil(this.#kvTokens(r.input, r.output) / bs) - hit;
         fits = full <= kv.free - this.reserved;
-        if (fits) this.reserved += full - need;
+        if (fits) {
+          r.reserved = full - need;
+          this.reserved += full - need;
+        }
       } else if (fits) {
         if (need > kv.free) this.#makeRoom(need);
         fits = need <= kv.free;
@@ -394,6 +434,7 @@ export class Engine implements EngineLoad {
           if (r.firstToken < 0) r.firstToken = now;
           if (this.spec.role === "prefill" && r.generated === 1 && r.output > 1) {
             // Prompt done: the KV stays here until a decode engine has it.
+            this.#unreserve(r);
             r.heldBlocks = r.blocks;
             r.blocks = 0;
             r.handoffAt = now;
@@ -404,6 +445,7 @@ export class Engine implements EngineLoad {
           }
           if (r.generated === r.output) {
             r.finish = now;
+            this.#unreserve(r);
             this.#releaseBlocks(r, r.blocks);
             r.blocks = 0;
             this.active--;

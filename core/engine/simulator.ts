@@ -202,6 +202,7 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
             prefillTokens: e.shape.prefillTokens,
             decodeTokens: e.shape.decodeSeqs,
             kvBlocks: e.kv.used,
+            reservedBlocks: e.reserved,
             waiting: e.waiting.size,
           });
           queue.push(now + dt, "STEP_END", e.index);

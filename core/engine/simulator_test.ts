@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { simulate } from "./simulator.ts";
-import { input, linearCost } from "./_fixtures.ts";
-import type { StepRecord } from "./types.ts";
+import { engineSpec, input, linearCost, workload } from "./_fixtures.ts";
+import type { WorkloadOverrides } from "./_fixtures.ts";
+import type { EngineSpec, SimulationInput, StepRecord } from "./types.ts";
 
 const ms = 1000; // µs
 
@@ -116,4 +117,56 @@ Deno.test("simulate() never drafts past the last output token", () => {
   );
   for (let i = 0; i < 3; i++) assert.ok(r.requests.finish[i] > 0);
   assert.equal(r.engines[0].steps, 2); // prefill (token 1), then tokens 2–4 in one step
+});
+
+/** A prefill engine and a decode engine, both of `e`, with `prefill` overriding the prefill engine. */
+function pdInput(
+  w: WorkloadOverrides,
+  e: Partial<EngineSpec> = {},
+  prefill: Partial<EngineSpec> = {},
+): SimulationInput {
+  return {
+    engines: [engineSpec({ ...e, ...prefill, role: "prefill" }), engineSpec({ ...e, role: "decode", instance: 1 })],
+    workload: workload(w),
+    routing: "least_loaded",
+  };
+}
+
+/** Runs `inp`, checking every step's KV and reserved blocks; returns the result. */
+function runChecked(inp: SimulationInput) {
+  const r = simulate(inp, {
+    onStep: (s) => {
+      const cap = inp.engines[s.engine].kvBlocks;
+      assert.ok(s.reservedBlocks >= 0, `engine ${s.engine}: ${s.reservedBlocks} blocks reserved`);
+      assert.ok(
+        s.kvBlocks + s.reservedBlocks <= cap,
+        `engine ${s.engine}: ${s.kvBlocks} + ${s.reservedBlocks} > ${cap}`,
+      );
+    },
+  });
+  for (let i = 0; i < r.requests.count; i++) assert.ok(r.requests.finish[i] > 0, `request ${i} finished`);
+  return r;
+}
+
+Deno.test("PD with guaranteed_no_evict: a prefill engine reserves only the prompt, a decode engine the rest", () => {
+  // 100 in / 50 out, 16-token blocks: the prompt takes 7 blocks, the whole sequence 10.
+  // A 7-block prefill engine holds every prompt; the 30-block decode engine, three whole sequences.
+  const r = runChecked(
+    pdInput(
+      { numRequests: 20, inputTokens: 100, outputTokens: 50 },
+      { admission: "guaranteed_no_evict", kvBlocks: 30 },
+      { kvBlocks: 7 },
+    ),
+  );
+  assert.deepEqual(r.engines.map((e) => [e.served, e.preemptions]), [[20, 0], [20, 0]]);
+  assert.ok(r.engines[1].kvWaits > 0, "decode-side backpressure, not preemption");
+  assert.equal(r.engines[1].peakKvBlocks, 30);
+  // Equal pools: the decode engine never takes a block it did not reserve (reserved never below 0).
+  const same = runChecked(
+    pdInput({ numRequests: 20, inputTokens: 100, outputTokens: 50 }, {
+      admission: "guaranteed_no_evict",
+      kvBlocks: 30,
+    }),
+  );
+  assert.deepEqual(same.engines.map((e) => [e.served, e.preemptions]), [[20, 0], [20, 0]]);
 });
