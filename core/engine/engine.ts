@@ -354,7 +354,11 @@ export class Engine implements EngineLoad {
       if (fits && reserve) {
         // GUARANTEED_NO_EVICT: admit only when every block the request will
         // ever take here can be set aside beside what others have reserved.
+        // Hit blocks are already in use (and were just acquired, so they are
+        // not evictable): only the rest is new. Unreferenced cached blocks
+        // are reclaimed first, as greedy admission does.
         const full = Math.ceil(this.#kvTokens(r.input, r.output) / bs) - hit;
+        if (full > kv.free - this.reserved) this.#makeRoom(full + this.reserved);
         fits = full <= kv.free - this.reserved;
         if (fits) {
           r.reserved = full - need;

@@ -170,3 +170,31 @@ Deno.test("PD with guaranteed_no_evict: a prefill engine reserves only the promp
   );
   assert.deepEqual(same.engines.map((e) => [e.served, e.preemptions]), [[20, 0], [20, 0]]);
 });
+
+/** One class of 64-token prompts that are all shared prefix (4 blocks of 16), from `groups` distinct prefixes. */
+const prefixed = (groups: number, output = 16): WorkloadOverrides => ({
+  classes: [{
+    name: "p",
+    weight: 1,
+    input: { dist: "fixed", value: 64 },
+    output: { dist: "fixed", value: output },
+    sharedPrefixTokens: 64,
+    prefixGroups: groups,
+  }],
+});
+
+Deno.test("guaranteed_no_evict with prefix caching evicts unreferenced cached blocks to admit", () => {
+  // One request at a time, each of a new prefix: finished prompts stay cached
+  // (4 blocks each) until the 20-block pool is all cache; the next admission
+  // must evict some to reserve its 5 blocks.
+  const r = runChecked(
+    input(
+      { numRequests: 10, arrival: { rate: 10, process: "constant", cv: 1 }, ...prefixed(1000) },
+      { admission: "guaranteed_no_evict", prefixCaching: true, kvBlocks: 20 },
+    ),
+  );
+  assert.equal(r.engines[0].served, 10);
+  assert.equal(r.engines[0].preemptions, 0);
+  assert.equal(r.engines[0].peakKvBlocks, 20);
+  assert.equal(r.engines[0].cacheReferenced, 0);
+});
