@@ -171,6 +171,8 @@ export class Engine implements EngineLoad {
     const full = s.admission === "guaranteed_no_evict"
       ? Math.ceil(this.#kvTokens(r.input, r.output) / s.blockSize)
       : blocks;
+    // The engine caches landed prompts' blocks: reclaim unreferenced ones first.
+    if (full > this.kv.free - this.reserved) this.#makeRoom(full + this.reserved);
     if (full > this.kv.free - this.reserved) return false;
     this.kv.allocate(blocks);
     r.blocks = blocks;

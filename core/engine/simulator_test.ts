@@ -198,3 +198,19 @@ Deno.test("guaranteed_no_evict with prefix caching evicts unreferenced cached bl
   assert.equal(r.engines[0].peakKvBlocks, 20);
   assert.equal(r.engines[0].cacheReferenced, 0);
 });
+
+Deno.test("PD with prefix caching: a decode engine evicts unreferenced cached blocks to take an incoming prompt", () => {
+  // The decode engine caches each landed prompt's full blocks (4 of 16 tokens)
+  // and keeps them once the request leaves; with a new prefix per request its
+  // 20-block pool fills with cache, and the next transfer needs room.
+  for (const admission of ["greedy", "guaranteed_no_evict"] as const) {
+    const r = runChecked(
+      pdInput(
+        { numRequests: 10, arrival: { rate: 10, process: "constant", cv: 1 }, ...prefixed(1000) },
+        { admission, prefixCaching: true, kvBlocks: 20 },
+      ),
+    );
+    assert.deepEqual(r.engines.map((e) => [e.served, e.preemptions]), [[10, 0], [10, 0]], admission);
+    assert.equal(r.engines[1].peakKvBlocks, 20);
+  }
+});
