@@ -190,9 +190,13 @@ export class Engine implements EngineLoad {
     this.ready.push(r);
   }
 
-  /** KV blocks free now, reclaimable cached blocks included (for routers). */
+  /**
+   * KV blocks a new request could take now (for routers): free blocks not
+   * set aside for admitted requests (guaranteed_no_evict), plus unreferenced
+   * cached blocks, which admission reclaims.
+   */
   get freeKvBlocks(): number {
-    return this.kv.free + (this.cache?.evictable ?? 0);
+    return this.kv.free - this.reserved + (this.cache?.evictable ?? 0);
   }
 
   /** True when there is anything to run. */

@@ -214,3 +214,20 @@ Deno.test("PD with prefix caching: a decode engine evicts unreferenced cached bl
     assert.equal(r.engines[1].peakKvBlocks, 20);
   }
 });
+
+Deno.test("least_kv routing under guaranteed_no_evict counts blocks set aside for admitted requests as taken", () => {
+  // A: 16 in / 1000 out on engine 0 (1 block in use, 62 reserved); B: 160 in / 2 out
+  // on engine 1 (11 blocks, none reserved). C goes where a new request has more room: engine 1.
+  const draws = [
+    { arrival: 0, input: 16, output: 1000 },
+    { arrival: 500, input: 160, output: 2 },
+    { arrival: 1500, input: 16, output: 2 },
+  ];
+  const base = input({ numRequests: 3 }, { admission: "guaranteed_no_evict", kvBlocks: 100 }, 2);
+  const r = simulate({
+    ...base,
+    routing: "least_kv",
+    workload: { ...base.workload, source: () => ({ count: 3, next: () => draws.shift()! }) },
+  });
+  assert.deepEqual([...r.requests.engine], [0, 1, 1]);
+});
