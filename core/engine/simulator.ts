@@ -8,7 +8,8 @@
  * 1. every request either finishes exactly once or is reported unservable;
  * 2. KV blocks in use stay within [0, capacity] on every engine;
  * 3. the clock never goes back;
- * 4. the same input gives the same result, bit for bit.
+ * 4. the same input gives the same result, bit for bit;
+ * 5. at the end no KV block is held or reserved but by the prefix cache (checked).
  *
  * @module
  */
@@ -255,6 +256,16 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
   if (transfers.active > 0) throw new RangeError(`${transfers.active} KV transfers never finished`);
   if (done !== w.numRequests) {
     throw new RangeError(`simulation stalled: ${done} of ${w.numRequests} requests accounted for`);
+  }
+  // Every request has left: only unreferenced prefix-cache blocks may still
+  // be in use, and nothing may still be set aside.
+  for (const e of engines) {
+    const cached = e.cache?.size ?? 0;
+    if (e.kv.used !== cached || e.reserved !== 0) {
+      throw new RangeError(
+        `engine ${e.spec.label}: ${e.kv.used - cached} KV blocks and ${e.reserved} reserved blocks leaked`,
+      );
+    }
   }
   return { requests: table, unservable, endTime: now, engines: engines.map((e) => e.stats()) };
 }
