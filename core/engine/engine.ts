@@ -354,7 +354,14 @@ export class Engine implements EngineLoad {
       }
       const past = hit * bs;
       const remaining = r.known - past;
-      const n = Math.min(remaining, budget);
+      // Chunked prefill off: a (re)computation goes in one step. One longer
+      // than the whole budget (only a preempted request's recomputation of
+      // prompt + generated tokens can be: prompts are checked up front) runs
+      // alone in an otherwise empty step, as SGLang admits the first request
+      // of a prefill batch over its budget; waiting for a budget it can
+      // never get would stall the engine.
+      const alone = !s.chunkedPrefill && remaining > s.maxTokens && this.shape.tokens === 0;
+      const n = alone ? remaining : Math.min(remaining, budget);
       const need = Math.ceil((past + n) / bs) - hit;
       let fits = s.chunkedPrefill || n === remaining;
       if (fits && reserve) {

@@ -231,3 +231,19 @@ Deno.test("least_kv routing under guaranteed_no_evict counts blocks set aside fo
   });
   assert.deepEqual([...r.requests.engine], [0, 1, 1]);
 });
+
+Deno.test("chunked prefill off: a preempted request whose recomputation exceeds the token budget runs alone", () => {
+  // 4 blocks of 16 tokens, 20 tokens a step: two 10-token prompts fit, then grow
+  // until the newer is preempted with some 22 tokens generated. Recomputing 32 tokens
+  // in one step exceeds the budget: it waits for an otherwise empty step.
+  const steps: StepRecord[] = [];
+  const r = simulate(
+    input({ numRequests: 2, inputTokens: 10, outputTokens: 40 }, { kvBlocks: 4, maxTokens: 20, chunkedPrefill: false }),
+    { onStep: (s) => steps.push(s) },
+  );
+  assert.deepEqual([...r.requests.preemptions], [0, 1]);
+  const alone = steps.filter((s) => s.prefillTokens > 20);
+  assert.equal(alone.length, 1);
+  assert.equal(alone[0].seqs, 1);
+  assert.ok(alone[0].start >= r.requests.finish[0], "after the other request left");
+});
