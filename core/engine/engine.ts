@@ -311,6 +311,9 @@ export class Engine implements EngineLoad {
           this.#preempt(victim);
           preempted = true;
           if (victim === r) break;
+          // The victim's prefix-cache blocks are now unreferenced unless shared:
+          // reclaim them before preempting anyone else (vLLM frees them likewise).
+          this.#makeRoom(need);
         }
         if (i >= run.length) break; // r itself was preempted
         kv.allocate(need);

@@ -3,6 +3,7 @@ import { simulate } from "./simulator.ts";
 import { engineSpec, input, linearCost, workload } from "./_fixtures.ts";
 import type { WorkloadOverrides } from "./_fixtures.ts";
 import type { EngineSpec, SimulationInput, StepRecord } from "./types.ts";
+import type { RequestDraw } from "../workload/source.ts";
 
 const ms = 1000; // µs
 
@@ -119,14 +120,18 @@ Deno.test("simulate() never drafts past the last output token", () => {
   assert.equal(r.engines[0].steps, 2); // prefill (token 1), then tokens 2–4 in one step
 });
 
-/** A prefill engine and a decode engine, both of `e`, with `prefill` overriding the prefill engine. */
+/** A prefill engine and a decode engine, both of `e`, with `prefill` and `decode` overriding each. */
 function pdInput(
   w: WorkloadOverrides,
   e: Partial<EngineSpec> = {},
   prefill: Partial<EngineSpec> = {},
+  decode: Partial<EngineSpec> = {},
 ): SimulationInput {
   return {
-    engines: [engineSpec({ ...e, ...prefill, role: "prefill" }), engineSpec({ ...e, role: "decode", instance: 1 })],
+    engines: [
+      engineSpec({ ...e, ...prefill, role: "prefill" }),
+      engineSpec({ ...e, ...decode, role: "decode", instance: 1 }),
+    ],
     workload: workload(w),
     routing: "least_loaded",
   };
@@ -246,4 +251,30 @@ Deno.test("chunked prefill off: a preempted request whose recomputation exceeds 
   assert.equal(alone.length, 1);
   assert.equal(alone[0].seqs, 1);
   assert.ok(alone[0].start >= r.requests.finish[0], "after the other request left");
+});
+
+/** A workload of these requests, in order. */
+const drawn = (draws: RequestDraw[]): WorkloadOverrides => ({
+  numRequests: draws.length,
+  source: () => {
+    let i = 0;
+    return { count: draws.length, next: () => draws[i++] };
+  },
+});
+
+Deno.test("greedy preemption with prefix caching frees a victim's cached blocks before preempting more", () => {
+  // 4 blocks of 16 tokens, 17 tokens a step. R (13-token prompt) decodes; V (64 tokens,
+  // all shared prefix) prefills 16 tokens a step beside it, each block cached as it is
+  // done. When R crosses into its second block the pool is full: V is preempted, its 3
+  // cached blocks become unreferenced, and evicting them makes room for R, which must
+  // not be preempted too (it was, and then nothing was left to run: a stall).
+  const prefix = { ids: [11, 12, 13, 14], blockTokens: 16 };
+  const r = runChecked(
+    input(
+      drawn([{ arrival: 0, input: 13, output: 20 }, { arrival: 500, input: 64, output: 1, prefix }]),
+      { kvBlocks: 4, maxTokens: 17, prefixCaching: true },
+    ),
+  );
+  assert.equal(r.requests.preemptions[0], 0, "R is never the victim");
+  assert.ok(r.requests.preemptions[1] >= 1);
 });
