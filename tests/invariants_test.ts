@@ -256,7 +256,7 @@ const roles: fc.Arbitrary<EngineRole[]> = fc.oneof(
   ),
 );
 
-const caseArb: fc.Arbitrary<Case> = fc.record({
+export const caseArb: fc.Arbitrary<Case> = fc.record({
   inCap: fc.integer({ min: 1, max: 3000 }),
   outCap: fc.integer({ min: 1, max: 300 }),
   blockSize: fc.constantFrom(1, 16, 128),

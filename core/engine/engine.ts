@@ -243,6 +243,21 @@ export class Engine implements EngineLoad {
    * @returns false when nothing can run
    */
   schedule(): boolean {
+    // Decode role: a pass that preempted and scheduled nothing frees seats
+    // that landed requests (which hold their KV) take in a second pass at
+    // once, as an engine's loop reschedules right after an empty step;
+    // nothing else would wake the engine for them. Each repeat moves a
+    // ready request into the batch, so this ends. (Preempted requests wait
+    // for the next step or event, as before: retrying them at once would
+    // only recompute and preempt them again.)
+    for (;;) {
+      const ran = this.#pass();
+      if (ran >= 0 || this.ready.size === 0) return ran > 0;
+    }
+  }
+
+  /** One scheduling pass: 1 when it scheduled tokens, 0 when not, -1 when not but it preempted. */
+  #pass(): number {
     const s = this.spec;
     const b = this.shape;
     // Transferred requests join the batch as seats free up, ahead of new ones.
@@ -255,19 +270,22 @@ export class Engine implements EngineLoad {
       b.prefillContext =
         0;
     b.decodeSeqs = b.decodeTokens = b.decodeContext = 0;
+    let left: number;
     if (!s.mixPrefillDecode) {
       // Prefill-first (SGLang's default, vLLM v0): a step carries prefill
       // chunks only, or, when no prefill can run, the decodes of every
       // running request.
-      const left = this.#scheduleRunning(s.maxTokens, PREFILL_ONLY);
+      left = this.#scheduleRunning(s.maxTokens, PREFILL_ONLY);
       if (left >= 0) this.#admit(left);
-      if (b.tokens > 0) return true;
-      this.#scheduleRunning(s.maxTokens, DECODE_ONLY);
-      return b.tokens > 0;
+      if (b.tokens > 0) return 1;
+      const preempted = left < 0;
+      left = this.#scheduleRunning(s.maxTokens, DECODE_ONLY);
+      if (preempted) left = -1;
+    } else {
+      left = this.#scheduleRunning(s.maxTokens, ALL);
+      if (left >= 0) this.#admit(left);
     }
-    const left = this.#scheduleRunning(s.maxTokens, ALL);
-    if (left >= 0) this.#admit(left);
-    return b.tokens > 0;
+    return b.tokens > 0 ? 1 : left < 0 ? -1 : 0;
   }
 
   /**

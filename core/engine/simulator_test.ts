@@ -262,6 +262,22 @@ const drawn = (draws: RequestDraw[]): WorkloadOverrides => ({
   },
 });
 
+Deno.test("a decode engine whose only running request preempts itself lets a landed request take the seat", () => {
+  // Decode side: 2 blocks of 16 tokens, one seat. Both prompts (10 tokens, 1 block each)
+  // land together: one runs, one waits ready. At 16 tokens the runner needs a second
+  // block and none is free: it preempts itself, and the ready request must take the seat.
+  const r = runChecked(
+    pdInput(
+      drawn([{ arrival: 0, input: 10, output: 20 }, { arrival: 0, input: 10, output: 20 }]),
+      { linkBandwidth: Infinity },
+      {},
+      { kvBlocks: 2, maxSeqs: 1 },
+    ),
+  );
+  assert.equal(r.engines[1].served, 2);
+  assert.equal(r.engines[1].preemptions, 1);
+});
+
 Deno.test("greedy preemption with prefix caching frees a victim's cached blocks before preempting more", () => {
   // 4 blocks of 16 tokens, 17 tokens a step. R (13-token prompt) decodes; V (64 tokens,
   // all shared prefix) prefills 16 tokens a step beside it, each block cached as it is
