@@ -229,7 +229,7 @@ const arrival: fc.Arbitrary<ArrivalSpec> = fc.oneof(
 const kvBlocks = (need: number): fc.Arbitrary<number> =>
   fc.oneof(
     { arbitrary: fc.integer({ min: 1, max: Math.max(1, need - 1) }), weight: 1 },
-    { arbitrary: fc.integer({ min: need, max: 2 * need }), weight: 3 },
+    { arbitrary: fc.integer({ min: need, max: 2 * need }), weight: 5 },
     { arbitrary: fc.integer({ min: 2 * need, max: 20 * need }), weight: 2 },
   );
 
@@ -271,7 +271,13 @@ export const caseArb: fc.Arbitrary<Case> = fc.record({
     return fc.record({
       engines: fc.tuple(...roles.map((role) => engineCase(role, need(role)))),
       blockSize: fc.constant(blockSize),
-      maxTokens: fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 8192 })),
+      // Small budgets chunk prompts finely (and, with chunked prefill off, make long prompts
+      // unservable); often every prompt fits one step.
+      maxTokens: fc.oneof(
+        { arbitrary: fc.integer({ min: 1, max: 64 }), weight: 1 },
+        { arbitrary: fc.integer({ min: 1, max: 8192 }), weight: 2 },
+        { arbitrary: fc.integer({ min: maxIn, max: 2 * maxIn + 64 }), weight: 2 },
+      ),
       maxSeqs: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 256 })),
       chunkedPrefill: fc.boolean(),
       prefixCaching: fc.boolean(),
@@ -279,7 +285,11 @@ export const caseArb: fc.Arbitrary<Case> = fc.record({
       admission: fc.constantFrom("greedy" as const, "guaranteed_no_evict" as const),
       draftTokens: fc.integer({ min: 0, max: 3 }),
       draftAcceptance: fc.oneof(fc.constant(0), fc.constant(1), fc.double({ min: 0, max: 1, noNaN: true })),
-      maxModelLen: fc.option(fc.integer({ min: 1, max: maxIn + maxOut + 10 }), { freq: 5 }),
+      // Now and then a context length that some requests exceed.
+      maxModelLen: fc.oneof(
+        { arbitrary: fc.constant(null), weight: 5 },
+        { arbitrary: fc.integer({ min: 1, max: maxIn + maxOut + 10 }), weight: 1 },
+      ),
       routing: fc.constantFrom("least_loaded" as const, "round_robin" as const, "least_kv" as const, "random" as const),
       numRequests: fc.integer({ min: 1, max: 150 }),
       maxConcurrency: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 200 }), fc.constant(1000)),
