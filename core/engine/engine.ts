@@ -411,6 +411,7 @@ export class Engine implements EngineLoad {
       r.blocks = hit + need;
       r.cachedBlocks = hit;
       r.computed = past;
+      this.outstanding -= past; // cached tokens are never computed: no longer outstanding work
       if (cache && r.cacheKeys) {
         this.cachePromptBlocks += Math.ceil(r.input / bs);
         this.cacheHitBlocks += hit;

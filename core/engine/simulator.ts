@@ -258,12 +258,18 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
     throw new RangeError(`simulation stalled: ${done} of ${w.numRequests} requests accounted for`);
   }
   // Every request has left: only unreferenced prefix-cache blocks may still
-  // be in use, and nothing may still be set aside.
+  // be in use, nothing may still be set aside, and no work or request may
+  // still be counted against an engine (the routers' measures).
   for (const e of engines) {
     const cached = e.cache?.size ?? 0;
     if (e.kv.used !== cached || e.reserved !== 0) {
       throw new RangeError(
         `engine ${e.spec.label}: ${e.kv.used - cached} KV blocks and ${e.reserved} reserved blocks leaked`,
+      );
+    }
+    if (e.outstanding !== 0 || e.active !== 0) {
+      throw new RangeError(
+        `engine ${e.spec.label}: ${e.outstanding} tokens of work and ${e.active} requests left over`,
       );
     }
   }

@@ -294,3 +294,22 @@ Deno.test("greedy preemption with prefix caching frees a victim's cached blocks 
   assert.equal(r.requests.preemptions[0], 0, "R is never the victim");
   assert.ok(r.requests.preemptions[1] >= 1);
 });
+
+Deno.test("least_loaded routing: prompt tokens a prefix-cache hit skips are no longer outstanding work", () => {
+  // Three requests of one 64-token shared prefix, each alone (100 ms apart): every
+  // time both engines are idle and the tie goes to engine 0, where the prompt is
+  // cached. Hit tokens once stayed counted as outstanding, so engine 0 looked busy.
+  const r = simulate(
+    input(
+      {
+        numRequests: 3,
+        arrival: { rate: 10, process: "constant", cv: 1 },
+        ...prefixed(1, 4),
+      },
+      { prefixCaching: true },
+      2,
+    ),
+  );
+  assert.deepEqual([...r.requests.engine], [0, 0, 0]);
+  assert.equal(r.engines[0].cacheHitBlocks, 2 * 3);
+});
