@@ -8,7 +8,9 @@
  * 4. the clock never goes back; an engine runs one step at a time;
  * 5. the same input gives the same result;
  * 6. guaranteed_no_evict never preempts;
- * 7. the summary's token totals equal the workload's finished requests.
+ * 7. the summary's token totals equal the workload's finished requests;
+ * 8. at the end no KV block is held or reserved but by the prefix cache, and no
+ *    work is left counted against an engine (simulate() checks this itself).
  *
  * The property test draws random valid deployments and workloads in-process
  * with fast-check, from a fixed seed so that CI is reproducible. To hunt
@@ -137,7 +139,7 @@ function checkRun(inp: SimulationInput, label: string, determinism = true): void
 // readable counterexample); toInput() builds the simulator's input from it.
 
 /** One engine's own figures (the rest of the serving config is shared, as in a config file). */
-export interface EngineCase {
+interface EngineCase {
   role: EngineRole;
   kvBlocks: number;
   /** Step cost: `fixedMs` + `perTokenMs` × tokens. */
@@ -150,7 +152,7 @@ export interface EngineCase {
 }
 
 /** Everything one random run needs. */
-export interface Case {
+interface Case {
   engines: EngineCase[];
   blockSize: number;
   maxTokens: number;
@@ -256,7 +258,7 @@ const roles: fc.Arbitrary<EngineRole[]> = fc.oneof(
   ),
 );
 
-export const caseArb: fc.Arbitrary<Case> = fc.record({
+const caseArb: fc.Arbitrary<Case> = fc.record({
   inCap: fc.integer({ min: 1, max: 3000 }),
   outCap: fc.integer({ min: 1, max: 300 }),
   blockSize: fc.constantFrom(1, 16, 128),
@@ -301,7 +303,7 @@ export const caseArb: fc.Arbitrary<Case> = fc.record({
 );
 
 /** The simulator's input of a case. */
-export function toInput(c: Case): SimulationInput {
+function toInput(c: Case): SimulationInput {
   const instances = new Map<EngineRole, number>();
   const engines = c.engines.map((e) => {
     const instance = instances.get(e.role) ?? 0;

@@ -9,7 +9,8 @@
  * 2. KV blocks in use stay within [0, capacity] on every engine;
  * 3. the clock never goes back;
  * 4. the same input gives the same result, bit for bit;
- * 5. at the end no KV block is held or reserved but by the prefix cache (checked).
+ * 5. at the end no KV block is held or reserved but by the prefix cache, and
+ *    no work is left counted against an engine (checked).
  *
  * @module
  */
