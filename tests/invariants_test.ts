@@ -1,119 +1,380 @@
 /**
  * Invariants of every run (see core/engine/simulator.ts):
- * 1. every request finishes exactly once or is reported unservable;
- * 2. KV blocks in use stay within [0, capacity];
- * 3. the clock never goes back; an engine runs one step at a time;
- * 4. causality: arrival ≤ send ≤ first token ≤ finish;
- * 5. the summary's token totals equal the workload's.
+ * 1. every request finishes exactly once or is reported unservable, and each
+ *    engine's `served` counts what it finished (or handed off);
+ * 2. causality: arrival ≤ send < first token ≤ finish;
+ * 3. KV blocks in use stay within [0, capacity]; reserved blocks are never
+ *    negative and fit beside them;
+ * 4. the clock never goes back; an engine runs one step at a time;
+ * 5. the same input gives the same result;
+ * 6. guaranteed_no_evict never preempts;
+ * 7. the summary's token totals equal the workload's finished requests;
+ * 8. at the end no KV block is held or reserved but by the prefix cache, and no
+ *    work is left counted against an engine (simulate() checks this itself).
+ *
+ * The property test draws random valid deployments and workloads in-process
+ * with fast-check, from a fixed seed so that CI is reproducible. To hunt
+ * with another seed (or more cases), and to replay a failure fast-check
+ * reported (it prints the seed, the path and the shrunk counterexample):
+ *
+ *   SERVINGCAST_PBT_SEED=7 SERVINGCAST_PBT_RUNS=5000 deno test -A tests/invariants_test.ts
+ *   SERVINGCAST_PBT_SEED=7 SERVINGCAST_PBT_PATH="12:3:0" deno test -A tests/invariants_test.ts
  */
 import assert from "node:assert/strict";
+import * as fc from "fast-check";
 import { simulate } from "../core/engine/simulator.ts";
 import { summarize } from "../core/metrics/summary.ts";
 import { runFiles } from "../core/run.ts";
-import { input, linearCost } from "../core/engine/_fixtures.ts";
-import type { SimulationInput, StepRecord } from "../core/engine/types.ts";
+import { engineSpec, linearCost } from "../core/engine/_fixtures.ts";
+import type { AdmissionPolicy, EngineRole, RoutingPolicyName, SimulationInput } from "../core/engine/types.ts";
+import type { ArrivalSpec } from "../core/workload/arrival.ts";
 import { maxLength } from "../core/workload/lengths.ts";
 import type { LengthDist } from "../core/workload/lengths.ts";
+import type { RequestClass } from "../core/workload/source.ts";
 import { ROOT } from "./_helpers.ts";
 
-function checkRun(inp: SimulationInput, label: string): void {
-  const steps: StepRecord[] = [];
-  const r = simulate(inp, { onStep: (s) => steps.push(s) });
-  const t = r.requests;
+/** Checks every invariant on one run of `inp`; `determinism` runs it a second time to compare. */
+function checkRun(inp: SimulationInput, label: string, determinism = true): void {
   const w = inp.workload;
+  const lastEnd = new Map<number, number>();
+  const steps = inp.engines.map(() => 0);
+  let lastStart = 0;
+  const r = simulate(inp, {
+    // Checked as they come: nothing is kept.
+    onStep: (s) => {
+      const e = inp.engines[s.engine];
+      const cap = e.kvBlocks;
+      assert.ok(s.kvBlocks >= 0 && s.kvBlocks <= cap, `${label}: engine ${s.engine} KV ${s.kvBlocks} of ${cap}`);
+      assert.ok(s.reservedBlocks >= 0, `${label}: engine ${s.engine} reserved ${s.reservedBlocks} blocks`);
+      assert.ok(
+        s.kvBlocks + s.reservedBlocks <= cap,
+        `${label}: engine ${s.engine} KV ${s.kvBlocks} + reserved ${s.reservedBlocks} of ${cap}`,
+      );
+      if (e.admission === "greedy") assert.equal(s.reservedBlocks, 0, `${label}: greedy reserves nothing`);
+      assert.ok(s.start >= lastStart, `${label}: clock monotone`);
+      assert.ok(s.start >= (lastEnd.get(s.engine) ?? 0), `${label}: one step at a time`);
+      assert.ok(s.duration >= 1, `${label}: a step takes time`);
+      assert.ok(s.seqs >= 1 && s.seqs <= e.maxSeqs, `${label}: ${s.seqs} sequences in a step`);
+      assert.ok(s.prefillTokens + s.decodeTokens >= 1, `${label}: an empty step`);
+      // Over budget only: a recomputation longer than the budget, alone (chunked prefill off).
+      assert.ok(
+        s.prefillTokens + s.decodeTokens <= e.maxTokens || (!e.chunkedPrefill && s.seqs === 1),
+        `${label}: a step over the token budget`,
+      );
+      lastStart = s.start;
+      lastEnd.set(s.engine, s.start + s.duration);
+      steps[s.engine]++;
+    },
+  });
+  const t = r.requests;
+  assert.equal(t.count, w.numRequests, `${label}: request table size`);
+  const pd = inp.engines.some((e) => e.role === "decode");
   let finished = 0;
+  let decoded = 0; // finished requests that went through a decode engine
+  const servedBy = inp.engines.map(() => 0);
   for (let i = 0; i < t.count; i++) {
+    assert.ok(t.arrival[i] >= 0 && t.arrival[i] <= t.send[i], `${label}: ${i} sent before it arrived`);
     if (t.engine[i] >= 0) {
       finished++;
+      servedBy[t.engine[i]]++;
+      if (pd && t.output[i] > 1) decoded++;
       assert.ok(
-        t.arrival[i] <= t.send[i] && t.send[i] < t.firstToken[i] && t.firstToken[i] <= t.finish[i],
+        t.send[i] < t.firstToken[i] && t.firstToken[i] <= t.finish[i] && t.finish[i] <= r.endTime,
         `${label}: causality of ${i}`,
       );
+      assert.ok(inp.engines[t.engine[i]].role !== "decode", `${label}: ${i} was routed to a decode engine`);
     } else {
-      assert.equal(t.finish[i], -1, `${label}: an unservable request never finishes`);
+      assert.ok(t.firstToken[i] === -1 && t.finish[i] === -1, `${label}: an unservable request never runs`);
     }
   }
   const unservable = [...r.unservable.values()].reduce((a, b) => a + b, 0);
   assert.equal(finished + unservable, w.numRequests, `${label}: conservation`);
-  assert.equal(r.engines.reduce((a, e) => a + e.served, 0), finished, `${label}: each finished once`);
-  const lastEnd = new Map<number, number>();
-  let lastStart = 0;
-  for (const s of steps) {
-    const cap = inp.engines[s.engine].kvBlocks;
-    assert.ok(s.kvBlocks >= 0 && s.kvBlocks <= cap, `${label}: KV ${s.kvBlocks} of ${cap}`);
-    assert.ok(s.start >= lastStart, `${label}: clock monotone`);
-    assert.ok(s.start >= (lastEnd.get(s.engine) ?? 0), `${label}: one step at a time`);
-    assert.ok(s.seqs >= 1 && s.prefillTokens + s.decodeTokens >= 1);
-    lastStart = s.start;
-    lastEnd.set(s.engine, s.start + s.duration);
+  r.engines.forEach((e, i) => {
+    assert.equal(e.steps, steps[i], `${label}: engine ${i} steps`);
+    assert.equal(e.cacheReferenced, 0, `${label}: engine ${i} prefix-cache references left`);
+    assert.ok(e.peakKvBlocks <= e.kvBlocks, `${label}: engine ${i} peak KV`);
+    // A request is counted once where it was routed: there it finished, or (PD) its prompt was handed off.
+    if (e.role !== "decode") assert.equal(e.served, servedBy[i], `${label}: engine ${i} served`);
+    if (inp.engines[i].admission === "guaranteed_no_evict") {
+      assert.equal(e.preemptions, 0, `${label}: guaranteed_no_evict engine ${i} preempted`);
+    }
+  });
+  const onRole = (role: EngineRole, k: "served" | "transfers") =>
+    r.engines.filter((e) => e.role === role).reduce((a, e) => a + e[k], 0);
+  assert.equal(onRole("decode", "served"), decoded, `${label}: each decoded once`);
+  assert.equal(onRole("decode", "transfers"), decoded, `${label}: each transferred in once`);
+  assert.equal(onRole("prefill", "transfers"), decoded, `${label}: each transferred out once`);
+  const preemptions = t.preemptions.reduce((a, b) => a + b, 0);
+  assert.equal(r.engines.reduce((a, e) => a + e.preemptions, 0), preemptions, `${label}: preemptions`);
+  if (inp.engines.every((e) => e.admission === "guaranteed_no_evict")) {
+    assert.equal(preemptions, 0, `${label}: guaranteed_no_evict preempted a request`);
   }
   const sum = summarize(r);
   assert.equal(sum.overall.total_requests, finished);
+  // Lengths are bounded by the workload's (the classes' when given).
+  const bound = (k: "input" | "output") => Math.max(...(w.classes ?? [w]).map((c) => maxLength(c[k])));
+  const maxIn = bound("input");
+  const maxOut = bound("output");
   let inTok = 0, outTok = 0;
   for (let i = 0; i < t.count; i++) {
-    assert.ok(t.input[i] >= 1 && t.input[i] <= maxLength(w.input), `${label}: prompt length of ${i}`);
-    assert.ok(t.output[i] >= 1 && t.output[i] <= maxLength(w.output), `${label}: output length of ${i}`);
+    assert.ok(t.input[i] >= 1 && t.input[i] <= maxIn, `${label}: prompt length of ${i}`);
+    assert.ok(t.output[i] >= 1 && t.output[i] <= maxOut, `${label}: output length of ${i}`);
     if (t.engine[i] >= 0) [inTok, outTok] = [inTok + t.input[i], outTok + t.output[i]];
   }
   assert.equal(sum.overall.total_input_tokens, inTok, `${label}: input tokens`);
   assert.equal(sum.overall.total_output_tokens, outTok, `${label}: output tokens`);
-  if (w.input.dist === "fixed") assert.equal(inTok, finished * w.input.value);
-  if (w.output.dist === "fixed") assert.equal(outTok, finished * w.output.value);
+  if (!w.classes && w.input.dist === "fixed") assert.equal(inTok, finished * w.input.value);
+  if (!w.classes && w.output.dist === "fixed") assert.equal(outTok, finished * w.output.value);
+  if (determinism) {
+    const again = simulate(inp);
+    assert.deepEqual(again.requests, r.requests, `${label}: deterministic request table`);
+    assert.deepEqual(again.engines, r.engines, `${label}: deterministic engine counters`);
+    assert.deepEqual(again.unservable, r.unservable, `${label}: deterministic unservable`);
+    assert.equal(again.endTime, r.endTime, `${label}: deterministic end time`);
+  }
 }
 
-Deno.test("invariants hold across 40 seeded random deployments, with and without KV pressure", () => {
-  let x = 12345;
-  const rand = (n: number) => (x = (x * 48271) % 2147483647) % n;
-  for (let k = 0; k < 40; k++) {
-    const inputTokens = 1 + rand(3000);
-    const outputTokens = 1 + rand(300);
-    const blockSize = [1, 16, 128][rand(3)];
-    const need = Math.ceil((inputTokens + outputTokens - 1) / blockSize);
-    const kvBlocks = rand(4) === 0 ? Math.max(1, need - 1 - rand(5)) : need + rand(need * 6); // sometimes unservable
-    const inp = input(
-      {
-        numRequests: 1 + rand(300),
-        inputTokens,
-        outputTokens,
-        seed: k,
-        maxConcurrency: 1 + rand(200),
-        arrival: {
-          rate: [Infinity, 5, 50][rand(3)],
-          process: (["constant", "poisson", "gamma"] as const)[rand(3)],
-          cv: 2,
-        },
-      },
-      {
-        kvBlocks,
-        blockSize,
-        maxTokens: 64 + rand(8192),
-        maxSeqs: 1 + rand(64),
-        chunkedPrefill: rand(4) !== 0,
-        cost: linearCost(0.2 + rand(10) / 10, 0.001),
-      },
-      1 + rand(4),
-    );
-    const routing = (["least_loaded", "round_robin", "least_kv", "random"] as const)[rand(4)];
-    // Every third case draws lengths from a distribution bounded by the fixed ones.
-    const dists: LengthDist[] = [
-      { dist: "uniform", min: 1, max: inputTokens },
-      { dist: "lognormal", mean: inputTokens / 2, std: inputTokens / 2, max: inputTokens },
-      { dist: "bins", bins: [{ min_tokens: 1, max_tokens: inputTokens, weight: 1 }] },
-    ];
-    const workload = k % 3 === 0
-      ? { ...inp.workload, input: dists[rand(3)], output: { dist: "uniform" as const, min: 1, max: outputTokens } }
-      : inp.workload;
-    checkRun({ ...inp, workload, routing }, `case ${k}`);
-  }
+// ---------------------------------------------------------------------------
+// Random valid inputs. A case is plain data (so that fast-check prints a
+// readable counterexample); toInput() builds the simulator's input from it.
+
+/** One engine's own figures (the rest of the serving config is shared, as in a config file). */
+interface EngineCase {
+  role: EngineRole;
+  kvBlocks: number;
+  /** Step cost: `fixedMs` + `perTokenMs` × tokens. */
+  fixedMs: number;
+  perTokenMs: number;
+  tokenTime: number;
+  linkBandwidth: number;
+  linkLatency: number;
+  kvTransferBytesPerToken: number;
+}
+
+/** Everything one random run needs. */
+interface Case {
+  engines: EngineCase[];
+  blockSize: number;
+  maxTokens: number;
+  maxSeqs: number;
+  chunkedPrefill: boolean;
+  prefixCaching: boolean;
+  mixPrefillDecode: boolean;
+  admission: AdmissionPolicy;
+  draftTokens: number;
+  draftAcceptance: number;
+  maxModelLen: number | null;
+  routing: RoutingPolicyName;
+  numRequests: number;
+  maxConcurrency: number;
+  seed: number;
+  arrival: ArrivalSpec;
+  classes: RequestClass[];
+}
+
+/** A length distribution drawing at most `cap` tokens. */
+const lengthDist = (cap: number): fc.Arbitrary<LengthDist> =>
+  fc.oneof(
+    fc.integer({ min: 1, max: cap }).map((value): LengthDist => ({ dist: "fixed", value })),
+    fc.tuple(fc.integer({ min: 1, max: cap }), fc.integer({ min: 1, max: cap }))
+      .map(([a, b]): LengthDist => ({ dist: "uniform", min: Math.min(a, b), max: Math.max(a, b) })),
+    fc.record({
+      dist: fc.constantFrom("normal" as const, "lognormal" as const),
+      mean: fc.integer({ min: 1, max: cap }),
+      std: fc.integer({ min: 0, max: cap }),
+      max: fc.integer({ min: 1, max: cap }),
+    }),
+    fc.array(
+      fc.tuple(fc.integer({ min: 1, max: cap }), fc.integer({ min: 1, max: cap }), fc.integer({ min: 1, max: 5 })),
+      { minLength: 1, maxLength: 3 },
+    ).map((bins): LengthDist => ({
+      dist: "bins",
+      bins: bins.map(([a, b, weight]) => ({ min_tokens: Math.min(a, b), max_tokens: Math.max(a, b), weight })),
+    })),
+  );
+
+/** A request class; prompts often share a prefix, so that prefix caching has something to hit. */
+const requestClass = (inCap: number, outCap: number): fc.Arbitrary<RequestClass> =>
+  fc.record({
+    name: fc.constant("c"),
+    weight: fc.integer({ min: 1, max: 4 }),
+    input: lengthDist(inCap),
+    output: lengthDist(outCap),
+    sharedPrefixTokens: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: inCap })),
+    prefixGroups: fc.integer({ min: 1, max: 4 }),
+  });
+
+const rate = fc.double({ min: 0.5, max: 500, noNaN: true });
+
+/** Constant, Poisson, gamma or burst arrivals, at a rate, all at once (rate ∞) or on a rate schedule. */
+const arrival: fc.Arbitrary<ArrivalSpec> = fc.oneof(
+  fc.record({
+    rate: fc.oneof(rate, fc.constant(Infinity)),
+    process: fc.constantFrom("constant" as const, "poisson" as const, "gamma" as const, "burst" as const),
+    cv: fc.double({ min: 0.1, max: 4, noNaN: true }),
+  }),
+  fc.record({
+    rate: fc.constant(Infinity),
+    process: fc.constantFrom("constant" as const, "poisson" as const, "gamma" as const),
+    cv: fc.double({ min: 0.1, max: 4, noNaN: true }),
+    schedule: fc.array(fc.record({ duration: fc.double({ min: 0.001, max: 2, noNaN: true }), rate }), {
+      minLength: 1,
+      maxLength: 3,
+    }),
+  }),
+);
+
+/**
+ * KV blocks of one engine, from `need` (the blocks of the longest request):
+ * sometimes too few (the longest requests are unservable), often tight, or ample.
+ */
+const kvBlocks = (need: number): fc.Arbitrary<number> =>
+  fc.oneof(
+    { arbitrary: fc.integer({ min: 1, max: Math.max(1, need - 1) }), weight: 1 },
+    { arbitrary: fc.integer({ min: need, max: 2 * need }), weight: 5 },
+    { arbitrary: fc.integer({ min: 2 * need, max: 20 * need }), weight: 2 },
+  );
+
+const engineCase = (role: EngineRole, need: number): fc.Arbitrary<EngineCase> =>
+  fc.record({
+    role: fc.constant(role),
+    kvBlocks: kvBlocks(need),
+    fixedMs: fc.double({ min: 0.05, max: 5, noNaN: true }),
+    perTokenMs: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 0.01, noNaN: true })),
+    tokenTime: fc.double({ min: 1e-4, max: 1e-2, noNaN: true }),
+    linkBandwidth: fc.oneof(fc.constant(Infinity), fc.double({ min: 1e6, max: 1e12, noNaN: true })),
+    linkLatency: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 0.05, noNaN: true })),
+    kvTransferBytesPerToken: fc.integer({ min: 1, max: 1_000_000 }),
+  });
+
+/** Aggregated (1–4 `both` engines) or disaggregated (≥ 1 prefill and ≥ 1 decode, 4 at most). */
+const roles: fc.Arbitrary<EngineRole[]> = fc.oneof(
+  fc.integer({ min: 1, max: 4 }).map((n) => Array<EngineRole>(n).fill("both")),
+  fc.integer({ min: 1, max: 3 }).chain((p) =>
+    fc.integer({ min: 1, max: 4 - p }).map((d) => [
+      ...Array<EngineRole>(p).fill("prefill"),
+      ...Array<EngineRole>(d).fill("decode"),
+    ])
+  ),
+);
+
+const caseArb: fc.Arbitrary<Case> = fc.record({
+  inCap: fc.integer({ min: 1, max: 3000 }),
+  outCap: fc.integer({ min: 1, max: 300 }),
+  blockSize: fc.constantFrom(1, 16, 128),
+  roles,
+}).chain(({ inCap, outCap, blockSize, roles }) =>
+  fc.array(requestClass(inCap, outCap), { minLength: 1, maxLength: 3 }).chain((classes) => {
+    const bound = (k: "input" | "output") => Math.max(...classes.map((c) => maxLength(c[k])));
+    const maxIn = bound("input");
+    const maxOut = bound("output");
+    // A prefill engine holds a prompt; any other engine the whole sequence.
+    const need = (role: EngineRole) => Math.ceil((role === "prefill" ? maxIn : maxIn + maxOut - 1) / blockSize);
+    return fc.record({
+      engines: fc.tuple(...roles.map((role) => engineCase(role, need(role)))),
+      blockSize: fc.constant(blockSize),
+      // Small budgets chunk prompts finely (and, with chunked prefill off, make long prompts
+      // unservable); often every prompt fits one step.
+      maxTokens: fc.oneof(
+        { arbitrary: fc.integer({ min: 1, max: 64 }), weight: 1 },
+        { arbitrary: fc.integer({ min: 1, max: 8192 }), weight: 2 },
+        { arbitrary: fc.integer({ min: maxIn, max: 2 * maxIn + 64 }), weight: 2 },
+      ),
+      maxSeqs: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 256 })),
+      chunkedPrefill: fc.boolean(),
+      prefixCaching: fc.boolean(),
+      mixPrefillDecode: fc.boolean(),
+      admission: fc.constantFrom("greedy" as const, "guaranteed_no_evict" as const),
+      draftTokens: fc.integer({ min: 0, max: 3 }),
+      draftAcceptance: fc.oneof(fc.constant(0), fc.constant(1), fc.double({ min: 0, max: 1, noNaN: true })),
+      // Now and then a context length that some requests exceed.
+      maxModelLen: fc.oneof(
+        { arbitrary: fc.constant(null), weight: 5 },
+        { arbitrary: fc.integer({ min: 1, max: maxIn + maxOut + 10 }), weight: 1 },
+      ),
+      routing: fc.constantFrom("least_loaded" as const, "round_robin" as const, "least_kv" as const, "random" as const),
+      numRequests: fc.integer({ min: 1, max: 150 }),
+      maxConcurrency: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 200 }), fc.constant(1000)),
+      seed: fc.nat({ max: 1_000_000 }),
+      arrival,
+      classes: fc.constant(classes),
+    });
+  })
+);
+
+/** The simulator's input of a case. */
+function toInput(c: Case): SimulationInput {
+  const instances = new Map<EngineRole, number>();
+  const engines = c.engines.map((e) => {
+    const instance = instances.get(e.role) ?? 0;
+    instances.set(e.role, instance + 1);
+    return engineSpec({
+      role: e.role,
+      instance,
+      label: `${e.role}/${instance}`,
+      group: e.role === "decode" ? 1 : 0,
+      cost: linearCost(e.fixedMs, e.perTokenMs),
+      kvBlocks: e.kvBlocks,
+      tokenTime: e.tokenTime,
+      linkBandwidth: e.linkBandwidth,
+      linkLatency: e.linkLatency,
+      kvTransferBytesPerToken: e.kvTransferBytesPerToken,
+      blockSize: c.blockSize,
+      maxTokens: c.maxTokens,
+      maxSeqs: c.maxSeqs,
+      chunkedPrefill: c.chunkedPrefill,
+      prefixCaching: c.prefixCaching,
+      mixPrefillDecode: c.mixPrefillDecode,
+      admission: c.admission,
+      draftTokens: c.draftTokens,
+      draftAcceptance: c.draftAcceptance,
+      ...(c.maxModelLen === null ? {} : { maxModelLen: c.maxModelLen }),
+    });
+  });
+  return {
+    engines,
+    routing: c.routing,
+    workload: {
+      numRequests: c.numRequests,
+      // With classes set these are ignored by the source; one class's lengths describe the run.
+      input: c.classes[0].input,
+      output: c.classes[0].output,
+      classes: c.classes,
+      arrival: c.arrival,
+      maxConcurrency: c.maxConcurrency,
+      seed: c.seed,
+    },
+  };
+}
+
+/** An integer from the environment, or `fallback`. */
+function envInt(name: string, fallback: number): number {
+  const v = Deno.env.get(name);
+  if (v === undefined || v === "") return fallback;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`${name} must be an integer, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+Deno.test("invariants hold on random deployments and workloads (property-based)", () => {
+  const path = Deno.env.get("SERVINGCAST_PBT_PATH");
+  fc.assert(
+    fc.property(caseArb, (c) => checkRun(toInput(c), "random case")),
+    {
+      seed: envInt("SERVINGCAST_PBT_SEED", 20250101),
+      numRuns: envInt("SERVINGCAST_PBT_RUNS", 500),
+      ...(path ? { path } : {}),
+    },
+  );
 });
 
 Deno.test("invariants hold for the bundled example and the KV-pressure scenario", () => {
   const out = runFiles([`${ROOT}examples/instances.yaml`], `${ROOT}examples/common.yaml`);
-  checkRun(out.plan.input, "bundled example");
+  checkRun(out.plan.input, "bundled example", false);
   const kv = runFiles(
     [`${ROOT}scenarios/configs/l40s_tp1_x1.yaml`],
     `${ROOT}scenarios/configs/llama8b_kv_pressure.yaml`,
   );
   assert.ok(kv.summary.preemptions > 0);
-  checkRun(kv.plan.input, "KV pressure");
+  checkRun(kv.plan.input, "KV pressure", false);
 });

@@ -88,7 +88,11 @@ export class Engine implements EngineLoad {
   stepStart = 0;
   /** True while a wake-up event is pending. */
   wakePending = false;
-  /** Blocks running requests will still take (guaranteed_no_evict only). */
+  /**
+   * Blocks set aside for running, ready and incoming requests and not yet
+   * taken (guaranteed_no_evict only): Σ of their `reserved`. Invariant:
+   * 0 ≤ reserved ≤ kv.free, so a reserved block is always there to take.
+   */
   reserved = 0;
   /** Prefill role: requests whose prompt is done, to hand to a decode engine (drained by the simulator). */
   readonly handoff: Request[] = [];
@@ -153,6 +157,22 @@ export class Engine implements EngineLoad {
     r.cachedBlocks = 0;
   }
 
+  /** Gives back what is still set aside for a request leaving this engine (or losing its KV). */
+  #unreserve(r: Request): void {
+    this.reserved -= r.reserved;
+    r.reserved = 0;
+  }
+
+  /**
+   * Tokens whose KV a request of these lengths ever holds here: a prefill
+   * engine computes only the prompt (and samples the first token from it,
+   * which needs no KV); otherwise the prompt and every output token but the
+   * last.
+   */
+  #kvTokens(input: number, output: number): number {
+    return this.spec.role === "prefill" ? input : input + output - 1;
+  }
+
   /** Prefill role: the prompt's KV has left; its blocks are free. */
   releaseHeld(r: Request): void {
     this.#releaseBlocks(r, r.heldBlocks);
@@ -188,10 +208,21 @@ export class Engine implements EngineLoad {
    * @returns false when there is no room yet (the request waits: backpressure)
    */
   reserveIncoming(r: Request): boolean {
-    const blocks = Math.ceil(r.input / this.spec.blockSize);
-    if (blocks > this.kv.free) return false;
+    const s = this.spec;
+    const blocks = Math.ceil(r.input / s.blockSize);
+    // guaranteed_no_evict: the request is admitted here once the blocks of
+    // its whole sequence can be set aside, so the decode engine never needs
+    // to preempt; greedy takes the prompt's blocks only (reserved stays 0).
+    const full = s.admission === "guaranteed_no_evict"
+      ? Math.ceil(this.#kvTokens(r.input, r.output) / s.blockSize)
+      : blocks;
+    // The engine caches landed prompts' blocks: reclaim unreferenced ones first.
+    if (full > this.kv.free - this.reserved) this.#makeRoom(full + this.reserved);
+    if (full > this.kv.free - this.reserved) return false;
     this.kv.allocate(blocks);
     r.blocks = blocks;
+    r.reserved = full - blocks;
+    this.reserved += full - blocks;
     r.decodeEngine = this.index;
     this.outstanding += r.output - 1;
     this.active++;
@@ -204,9 +235,13 @@ export class Engine implements EngineLoad {
     this.ready.push(r);
   }
 
-  /** KV blocks free now, reclaimable cached blocks included (for routers). */
+  /**
+   * KV blocks a new request could take now (for routers): free blocks not
+   * set aside for admitted requests (guaranteed_no_evict), plus unreferenced
+   * cached blocks, which admission reclaims.
+   */
   get freeKvBlocks(): number {
-    return this.kv.free + (this.cache?.evictable ?? 0);
+    return this.kv.free - this.reserved + (this.cache?.evictable ?? 0);
   }
 
   /** True when there is anything to run. */
@@ -216,6 +251,7 @@ export class Engine implements EngineLoad {
 
   #preempt(victim: Request): void {
     this.#releaseBlocks(victim, victim.blocks);
+    this.#unreserve(victim);
     this.outstanding += victim.computed;
     victim.blocks = 0;
     victim.computed = 0;
@@ -252,6 +288,21 @@ export class Engine implements EngineLoad {
    * @returns false when nothing can run
    */
   schedule(): boolean {
+    // Decode role: a pass that preempted and scheduled nothing frees seats
+    // that landed requests (which hold their KV) take in a second pass at
+    // once, as an engine's loop reschedules right after an empty step;
+    // nothing else would wake the engine for them. Each repeat moves a
+    // ready request into the batch, so this ends. (Preempted requests wait
+    // for the next step or event, as before: retrying them at once would
+    // only recompute and preempt them again.)
+    for (;;) {
+      const ran = this.#pass();
+      if (ran >= 0 || this.ready.size === 0) return ran > 0;
+    }
+  }
+
+  /** One scheduling pass: 1 when it scheduled tokens, 0 when not, -1 when not but it preempted. */
+  #pass(): number {
     const s = this.spec;
     const b = this.shape;
     // Transferred requests join the batch as seats free up, ahead of new ones.
@@ -264,19 +315,22 @@ export class Engine implements EngineLoad {
       b.prefillContext =
         0;
     b.decodeSeqs = b.decodeTokens = b.decodeContext = 0;
+    let left: number;
     if (!s.mixPrefillDecode) {
       // Prefill-first (SGLang's default, vLLM v0): a step carries prefill
       // chunks only, or, when no prefill can run, the decodes of every
       // running request.
-      const left = this.#scheduleRunning(s.maxTokens, PREFILL_ONLY);
+      left = this.#scheduleRunning(s.maxTokens, PREFILL_ONLY);
       if (left >= 0) this.#admit(left);
-      if (b.tokens > 0) return true;
-      this.#scheduleRunning(s.maxTokens, DECODE_ONLY);
-      return b.tokens > 0;
+      if (b.tokens > 0) return 1;
+      const preempted = left < 0;
+      left = this.#scheduleRunning(s.maxTokens, DECODE_ONLY);
+      if (preempted) left = -1;
+    } else {
+      left = this.#scheduleRunning(s.maxTokens, ALL);
+      if (left >= 0) this.#admit(left);
     }
-    const left = this.#scheduleRunning(s.maxTokens, ALL);
-    if (left >= 0) this.#admit(left);
-    return b.tokens > 0;
+    return b.tokens > 0 ? 1 : left < 0 ? -1 : 0;
   }
 
   /**
@@ -308,13 +362,21 @@ export class Engine implements EngineLoad {
       // Most steps stay inside the request's last block: no division then.
       if (r.computed + n > r.blocks * bs) {
         const need = Math.ceil((r.computed + n) / bs) - r.blocks;
-        if (reserve) this.reserved -= need; // reserved at admission: never preempts
+        if (reserve) {
+          // Set aside at admission (0 ≤ reserved ≤ kv.free): never preempts.
+          if (need > r.reserved) throw new RangeError(`request ${r.id} outgrew its ${r.reserved} reserved KV blocks`);
+          r.reserved -= need;
+          this.reserved -= need;
+        }
         if (need > kv.free) this.#makeRoom(need);
         while (need > kv.free) {
           const victim = run.pop()!;
           this.#preempt(victim);
           preempted = true;
           if (victim === r) break;
+          // The victim's prefix-cache blocks are now unreferenced unless shared:
+          // reclaim them before preempting anyone else (vLLM frees them likewise).
+          this.#makeRoom(need);
         }
         if (i >= run.length) break; // r itself was preempted
         kv.allocate(need);
@@ -358,13 +420,29 @@ export class Engine implements EngineLoad {
       }
       const past = hit * bs;
       const remaining = r.known - past;
-      const n = Math.min(remaining, budget);
+      // Chunked prefill off: a (re)computation goes in one step. One longer
+      // than the whole budget (only a preempted request's recomputation of
+      // prompt + generated tokens can be: prompts are checked up front) runs
+      // alone in an otherwise empty step, as SGLang admits the first request
+      // of a prefill batch over its budget; waiting for a budget it can
+      // never get would stall the engine.
+      const alone = !s.chunkedPrefill && remaining > s.maxTokens && this.shape.tokens === 0;
+      const n = alone ? remaining : Math.min(remaining, budget);
       const need = Math.ceil((past + n) / bs) - hit;
       let fits = s.chunkedPrefill || n === remaining;
       if (fits && reserve) {
-        const full = Math.ceil(r.work / bs) - hit;
+        // GUARANTEED_NO_EVICT: admit only when every block the request will
+        // ever take here can be set aside beside what others have reserved.
+        // Hit blocks are already in use (and were just acquired, so they are
+        // not evictable): only the rest is new. Unreferenced cached blocks
+        // are reclaimed first, as greedy admission does.
+        const full = Math.ceil(this.#kvTokens(r.input, r.output) / bs) - hit;
+        if (full > kv.free - this.reserved) this.#makeRoom(full + this.reserved);
         fits = full <= kv.free - this.reserved;
-        if (fits) this.reserved += full - need;
+        if (fits) {
+          r.reserved = full - need;
+          this.reserved += full - need;
+        }
       } else if (fits) {
         if (need > kv.free) this.#makeRoom(need);
         fits = need <= kv.free;
@@ -378,6 +456,7 @@ export class Engine implements EngineLoad {
       r.blocks = hit + need;
       r.cachedBlocks = hit;
       r.computed = past;
+      this.outstanding -= past; // cached tokens are never computed: no longer outstanding work
       if (cache && r.cacheKeys) {
         this.cachePromptBlocks += Math.ceil(r.input / bs);
         this.cacheHitBlocks += hit;
@@ -455,6 +534,7 @@ export class Engine implements EngineLoad {
           r.lastToken = now;
           if (this.spec.role === "prefill" && r.generated === 1 && r.output > 1) {
             // Prompt done: the KV stays here until a decode engine has it.
+            this.#unreserve(r);
             r.heldBlocks = r.blocks;
             r.blocks = 0;
             r.handoffAt = now;
@@ -465,6 +545,7 @@ export class Engine implements EngineLoad {
           }
           if (r.generated === r.output) {
             r.finish = now;
+            this.#unreserve(r);
             this.#releaseBlocks(r, r.blocks);
             r.blocks = 0;
             this.active--;

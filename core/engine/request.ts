@@ -34,6 +34,8 @@ export class Request {
   generated = 0;
   /** KV blocks held. */
   blocks = 0;
+  /** Blocks set aside for it and not yet taken (guaranteed_no_evict; part of its engine's `reserved`). */
+  reserved = 0;
   /** Tokens scheduled in the current step (0 = not in this step). */
   scheduled = 0;
   /** Times it lost its KV to preemption and was recomputed. */

@@ -8,7 +8,9 @@
  * 1. every request either finishes exactly once or is reported unservable;
  * 2. KV blocks in use stay within [0, capacity] on every engine;
  * 3. the clock never goes back;
- * 4. the same input gives the same result, bit for bit.
+ * 4. the same input gives the same result, bit for bit;
+ * 5. at the end no KV block is held or reserved but by the prefix cache, and
+ *    no work is left counted against an engine (checked).
  *
  * @module
  */
@@ -203,6 +205,7 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
             prefillTokens: e.shape.prefillTokens,
             decodeTokens: e.shape.decodeSeqs,
             kvBlocks: e.kv.used,
+            reservedBlocks: e.reserved,
             waiting: e.waiting.size,
           });
           queue.push(now + dt, "STEP_END", e.index);
@@ -255,6 +258,22 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
   if (transfers.active > 0) throw new RangeError(`${transfers.active} KV transfers never finished`);
   if (done !== w.numRequests) {
     throw new RangeError(`simulation stalled: ${done} of ${w.numRequests} requests accounted for`);
+  }
+  // Every request has left: only unreferenced prefix-cache blocks may still
+  // be in use, nothing may still be set aside, and no work or request may
+  // still be counted against an engine (the routers' measures).
+  for (const e of engines) {
+    const cached = e.cache?.size ?? 0;
+    if (e.kv.used !== cached || e.reserved !== 0) {
+      throw new RangeError(
+        `engine ${e.spec.label}: ${e.kv.used - cached} KV blocks and ${e.reserved} reserved blocks leaked`,
+      );
+    }
+    if (e.outstanding !== 0 || e.active !== 0) {
+      throw new RangeError(
+        `engine ${e.spec.label}: ${e.outstanding} tokens of work and ${e.active} requests left over`,
+      );
+    }
   }
   return { requests: table, unservable, endTime: now, engines: engines.map((e) => e.stats()) };
 }

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { simulate } from "./simulator.ts";
-import { input, linearCost } from "./_fixtures.ts";
-import type { StepRecord } from "./types.ts";
+import { engineSpec, input, linearCost, workload } from "./_fixtures.ts";
+import type { WorkloadOverrides } from "./_fixtures.ts";
+import type { EngineSpec, SimulationInput, StepRecord } from "./types.ts";
+import type { RequestDraw } from "../workload/source.ts";
 
 const ms = 1000; // µs
 
@@ -138,4 +140,198 @@ Deno.test("simulate() integrates batch and KV occupancy over step time", () => {
   const r = simulate(input({ inputTokens: 100, outputTokens: 10 }));
   assert.equal(r.engines[0].seqTime, 10 * ms);
   assert.equal(r.engines[0].kvTime, 7 * 10 * ms);
+});
+
+/** A prefill engine and a decode engine, both of `e`, with `prefill` and `decode` overriding each. */
+function pdInput(
+  w: WorkloadOverrides,
+  e: Partial<EngineSpec> = {},
+  prefill: Partial<EngineSpec> = {},
+  decode: Partial<EngineSpec> = {},
+): SimulationInput {
+  return {
+    engines: [
+      engineSpec({ ...e, ...prefill, role: "prefill" }),
+      engineSpec({ ...e, ...decode, role: "decode", instance: 1 }),
+    ],
+    workload: workload(w),
+    routing: "least_loaded",
+  };
+}
+
+/** Runs `inp`, checking every step's KV and reserved blocks; returns the result. */
+function runChecked(inp: SimulationInput) {
+  const r = simulate(inp, {
+    onStep: (s) => {
+      const cap = inp.engines[s.engine].kvBlocks;
+      assert.ok(s.reservedBlocks >= 0, `engine ${s.engine}: ${s.reservedBlocks} blocks reserved`);
+      assert.ok(
+        s.kvBlocks + s.reservedBlocks <= cap,
+        `engine ${s.engine}: ${s.kvBlocks} + ${s.reservedBlocks} > ${cap}`,
+      );
+    },
+  });
+  for (let i = 0; i < r.requests.count; i++) assert.ok(r.requests.finish[i] > 0, `request ${i} finished`);
+  return r;
+}
+
+Deno.test("PD with guaranteed_no_evict: a prefill engine reserves only the prompt, a decode engine the rest", () => {
+  // 100 in / 50 out, 16-token blocks: the prompt takes 7 blocks, the whole sequence 10.
+  // A 7-block prefill engine holds every prompt; the 30-block decode engine, three whole sequences.
+  const r = runChecked(
+    pdInput(
+      { numRequests: 20, inputTokens: 100, outputTokens: 50 },
+      { admission: "guaranteed_no_evict", kvBlocks: 30 },
+      { kvBlocks: 7 },
+    ),
+  );
+  assert.deepEqual(r.engines.map((e) => [e.served, e.preemptions]), [[20, 0], [20, 0]]);
+  assert.ok(r.engines[1].kvWaits > 0, "decode-side backpressure, not preemption");
+  assert.equal(r.engines[1].peakKvBlocks, 30);
+  // Equal pools: the decode engine never takes a block it did not reserve (reserved never below 0).
+  const same = runChecked(
+    pdInput({ numRequests: 20, inputTokens: 100, outputTokens: 50 }, {
+      admission: "guaranteed_no_evict",
+      kvBlocks: 30,
+    }),
+  );
+  assert.deepEqual(same.engines.map((e) => [e.served, e.preemptions]), [[20, 0], [20, 0]]);
+});
+
+/** One class of 64-token prompts that are all shared prefix (4 blocks of 16), from `groups` distinct prefixes. */
+const prefixed = (groups: number, output = 16): WorkloadOverrides => ({
+  classes: [{
+    name: "p",
+    weight: 1,
+    input: { dist: "fixed", value: 64 },
+    output: { dist: "fixed", value: output },
+    sharedPrefixTokens: 64,
+    prefixGroups: groups,
+  }],
+});
+
+Deno.test("guaranteed_no_evict with prefix caching evicts unreferenced cached blocks to admit", () => {
+  // One request at a time, each of a new prefix: finished prompts stay cached
+  // (4 blocks each) until the 20-block pool is all cache; the next admission
+  // must evict some to reserve its 5 blocks.
+  const r = runChecked(
+    input(
+      { numRequests: 10, arrival: { rate: 10, process: "constant", cv: 1 }, ...prefixed(1000) },
+      { admission: "guaranteed_no_evict", prefixCaching: true, kvBlocks: 20 },
+    ),
+  );
+  assert.equal(r.engines[0].served, 10);
+  assert.equal(r.engines[0].preemptions, 0);
+  assert.equal(r.engines[0].peakKvBlocks, 20);
+  assert.equal(r.engines[0].cacheReferenced, 0);
+});
+
+Deno.test("PD with prefix caching: a decode engine evicts unreferenced cached blocks to take an incoming prompt", () => {
+  // The decode engine caches each landed prompt's full blocks (4 of 16 tokens)
+  // and keeps them once the request leaves; with a new prefix per request its
+  // 20-block pool fills with cache, and the next transfer needs room.
+  for (const admission of ["greedy", "guaranteed_no_evict"] as const) {
+    const r = runChecked(
+      pdInput(
+        { numRequests: 10, arrival: { rate: 10, process: "constant", cv: 1 }, ...prefixed(1000) },
+        { admission, prefixCaching: true, kvBlocks: 20 },
+      ),
+    );
+    assert.deepEqual(r.engines.map((e) => [e.served, e.preemptions]), [[10, 0], [10, 0]], admission);
+    assert.equal(r.engines[1].peakKvBlocks, 20);
+  }
+});
+
+Deno.test("least_kv routing under guaranteed_no_evict counts blocks set aside for admitted requests as taken", () => {
+  // A: 16 in / 1000 out on engine 0 (1 block in use, 62 reserved); B: 160 in / 2 out
+  // on engine 1 (11 blocks, none reserved). C goes where a new request has more room: engine 1.
+  const draws = [
+    { arrival: 0, input: 16, output: 1000 },
+    { arrival: 500, input: 160, output: 2 },
+    { arrival: 1500, input: 16, output: 2 },
+  ];
+  const base = input({ numRequests: 3 }, { admission: "guaranteed_no_evict", kvBlocks: 100 }, 2);
+  const r = simulate({
+    ...base,
+    routing: "least_kv",
+    workload: { ...base.workload, source: () => ({ count: 3, next: () => draws.shift()! }) },
+  });
+  assert.deepEqual([...r.requests.engine], [0, 1, 1]);
+});
+
+Deno.test("chunked prefill off: a preempted request whose recomputation exceeds the token budget runs alone", () => {
+  // 4 blocks of 16 tokens, 20 tokens a step: two 10-token prompts fit, then grow
+  // until the newer is preempted with some 22 tokens generated. Recomputing 32 tokens
+  // in one step exceeds the budget: it waits for an otherwise empty step.
+  const steps: StepRecord[] = [];
+  const r = simulate(
+    input({ numRequests: 2, inputTokens: 10, outputTokens: 40 }, { kvBlocks: 4, maxTokens: 20, chunkedPrefill: false }),
+    { onStep: (s) => steps.push(s) },
+  );
+  assert.deepEqual([...r.requests.preemptions], [0, 1]);
+  const alone = steps.filter((s) => s.prefillTokens > 20);
+  assert.equal(alone.length, 1);
+  assert.equal(alone[0].seqs, 1);
+  assert.ok(alone[0].start >= r.requests.finish[0], "after the other request left");
+});
+
+/** A workload of these requests, in order. */
+const drawn = (draws: RequestDraw[]): WorkloadOverrides => ({
+  numRequests: draws.length,
+  source: () => {
+    let i = 0;
+    return { count: draws.length, next: () => draws[i++] };
+  },
+});
+
+Deno.test("a decode engine whose only running request preempts itself lets a landed request take the seat", () => {
+  // Decode side: 2 blocks of 16 tokens, one seat. Both prompts (10 tokens, 1 block each)
+  // land together: one runs, one waits ready. At 16 tokens the runner needs a second
+  // block and none is free: it preempts itself, and the ready request must take the seat.
+  const r = runChecked(
+    pdInput(
+      drawn([{ arrival: 0, input: 10, output: 20 }, { arrival: 0, input: 10, output: 20 }]),
+      { linkBandwidth: Infinity },
+      {},
+      { kvBlocks: 2, maxSeqs: 1 },
+    ),
+  );
+  assert.equal(r.engines[1].served, 2);
+  assert.equal(r.engines[1].preemptions, 1);
+});
+
+Deno.test("greedy preemption with prefix caching frees a victim's cached blocks before preempting more", () => {
+  // 4 blocks of 16 tokens, 17 tokens a step. R (13-token prompt) decodes; V (64 tokens,
+  // all shared prefix) prefills 16 tokens a step beside it, each block cached as it is
+  // done. When R crosses into its second block the pool is full: V is preempted, its 3
+  // cached blocks become unreferenced, and evicting them makes room for R, which must
+  // not be preempted too (it was, and then nothing was left to run: a stall).
+  const prefix = { ids: [11, 12, 13, 14], blockTokens: 16 };
+  const r = runChecked(
+    input(
+      drawn([{ arrival: 0, input: 13, output: 20 }, { arrival: 500, input: 64, output: 1, prefix }]),
+      { kvBlocks: 4, maxTokens: 17, prefixCaching: true },
+    ),
+  );
+  assert.equal(r.requests.preemptions[0], 0, "R is never the victim");
+  assert.ok(r.requests.preemptions[1] >= 1);
+});
+
+Deno.test("least_loaded routing: prompt tokens a prefix-cache hit skips are no longer outstanding work", () => {
+  // Three requests of one 64-token shared prefix, each alone (100 ms apart): every
+  // time both engines are idle and the tie goes to engine 0, where the prompt is
+  // cached. Hit tokens once stayed counted as outstanding, so engine 0 looked busy.
+  const r = simulate(
+    input(
+      {
+        numRequests: 3,
+        arrival: { rate: 10, process: "constant", cv: 1 },
+        ...prefixed(1, 4),
+      },
+      { prefixCaching: true },
+      2,
+    ),
+  );
+  assert.deepEqual([...r.requests.engine], [0, 0, 0]);
+  assert.equal(r.engines[0].cacheHitBlocks, 2 * 3);
 });

@@ -113,6 +113,12 @@ export interface StepRecord {
   readonly decodeTokens: number;
   /** KV blocks in use during the step. */
   readonly kvBlocks: number;
+  /**
+   * KV blocks set aside for running and incoming requests and not yet taken
+   * (guaranteed_no_evict; 0 under greedy). Never negative; with the blocks
+   * in use, never more than the engine holds.
+   */
+  readonly reservedBlocks: number;
   /** Requests waiting in the engine's queue during the step. */
   readonly waiting: number;
 }

@@ -12,7 +12,7 @@ export interface EngineLoad {
   readonly outstanding: number;
   /** Requests assigned and not finished. */
   readonly active: number;
-  /** KV blocks free now. */
+  /** KV blocks a new request could take now (free, less any set aside for admitted requests). */
   readonly freeKvBlocks: number;
   /** Seconds per token of the engine (work is weighed by it across unlike engines). */
   readonly weight: number;
