@@ -125,6 +125,27 @@ function checkRun(inp: SimulationInput, label: string, determinism = true): void
   assert.equal(sum.overall.total_output_tokens, outTok, `${label}: output tokens`);
   if (!w.classes && w.input.dist === "fixed") assert.equal(inTok, finished * w.input.value);
   if (!w.classes && w.output.dist === "fixed") assert.equal(outTok, finished * w.output.value);
+  // Inter-token gaps: one per token emission after the first (MTP emits several tokens at once), each ≥ 1 µs.
+  let gaps = 0;
+  for (const e of r.engines) {
+    for (const [gap, n] of e.itl) {
+      assert.ok(gap >= 1 && n >= 1, `${label}: ITL gap ${gap} µs × ${n}`);
+      gaps += n;
+    }
+  }
+  const drafts = inp.engines.some((e) => e.draftTokens > 0);
+  const emissions = outTok - finished;
+  assert.ok(drafts ? gaps <= emissions : gaps === emissions, `${label}: ${gaps} ITL gaps for ${emissions} tokens`);
+  // Load and headroom: finite (no NaN), occupancies within [0, 1].
+  const l = sum.load;
+  assert.ok(l.achievedRate >= 0 && Number.isFinite(l.achievedRate), `${label}: achieved ${l.achievedRate}`);
+  assert.ok(l.offeredRate > 0 && Number.isFinite(l.queueGrowth), `${label}: offered ${l.offeredRate}`);
+  assert.equal(l.achievedRate === 0, finished === 0, `${label}: achieved ${l.achievedRate} with ${finished} done`);
+  const h = sum.headroom;
+  for (const [k, v] of Object.entries(h)) {
+    if (k === "mfu" || k === "mbu") continue; // the test cost model counts no FLOPs or bytes
+    assert.ok(v >= 0 && v <= 1 + 1e-9, `${label}: ${k} ${v}`);
+  }
   if (determinism) {
     const again = simulate(inp);
     assert.deepEqual(again.requests, r.requests, `${label}: deterministic request table`);
