@@ -101,9 +101,11 @@ function waitSlope(t: RequestTable, from: number): number {
 export function loadStats(t: RequestTable): LoadStats {
   const n = t.count;
   const offeredRate = middleRate(t.arrival);
-  const finish: number[] = [];
-  for (let i = 0; i < n; i++) if (t.engine[i] >= 0 && t.finish[i] >= 0) finish.push(t.finish[i]);
-  finish.sort((a, b) => a - b);
+  let done = 0;
+  for (let i = 0; i < n; i++) if (t.engine[i] >= 0 && t.finish[i] >= 0) done++;
+  const finish = new Float64Array(done);
+  for (let i = 0, k = 0; i < n; i++) if (t.engine[i] >= 0 && t.finish[i] >= 0) finish[k++] = t.finish[i];
+  finish.sort();
   let achievedRate = 0;
   if (finish.length > 0) {
     achievedRate = middleRate(finish);

@@ -258,9 +258,13 @@ export function summarize(result: SimulationResult, options: SummaryOptions = {}
   const wait = new Float64Array(n);
   const ttftA = new Float64Array(n);
   const e2eA = new Float64Array(n);
-  let waits = 0, doneA = 0, met = 0;
+  let waits = 0, doneA = 0, met = 0, waited = false;
   const slo = options.goodput;
-  for (let i = 0; i < n; i++) if (t.send[i] >= 0) wait[waits++] = (t.send[i] - t.arrival[i]) / 1e6;
+  for (let i = 0; i < n; i++) {
+    if (t.send[i] < 0) continue;
+    wait[waits++] = (t.send[i] - t.arrival[i]) / 1e6;
+    if (t.send[i] > t.arrival[i]) waited = true;
+  }
   let firstSend = Infinity;
   let lastFinish = -Infinity;
   let done = 0;
@@ -301,8 +305,9 @@ export function summarize(result: SimulationResult, options: SummaryOptions = {}
   const extMetric: Record<ExtColumn, ColumnStats> = {
     "ITL(s)": countedStats(result.engines.map((e) => e.itl)),
     "CLIENT_WAIT(s)": columnStats(wait.subarray(0, waits)),
-    "TTFT_FROM_ARRIVAL(s)": columnStats(ttftA.subarray(0, doneA)),
-    "E2E_FROM_ARRIVAL(s)": columnStats(e2eA.subarray(0, doneA)),
+    // Nobody waited on the client: from arrival is from send, value for value.
+    "TTFT_FROM_ARRIVAL(s)": waited ? columnStats(ttftA.subarray(0, doneA)) : perMetric["TTFT(s)"],
+    "E2E_FROM_ARRIVAL(s)": waited ? columnStats(e2eA.subarray(0, doneA)) : perMetric["E2E_TIME(s)"],
   };
   return {
     perMetric,
