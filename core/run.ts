@@ -122,7 +122,6 @@ const gib = (b: number) => b / 2 ** 30;
  * efficiencies and overheads the step-time model used.
  */
 export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
-  const sc = out.plan.config.common.serving_config;
   return out.plan.groups.map((g) => {
     const d = g.device;
     const l = g.layout;
@@ -133,6 +132,18 @@ export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
       devices_per_instance: g.devicesPerInstance,
       engines_per_instance: g.dp,
       device: { name: d.name, provenance: d.provenance, extrapolated: d.extrapolated },
+      ...(g.serving.profile
+        ? {
+          engine_profile: {
+            engine: g.serving.profile.resolved.record.engine,
+            version: g.serving.profile.resolved.version ?? null,
+            record: g.serving.profile.resolved.record.label,
+            since: g.serving.profile.resolved.record.since,
+            source: g.serving.profile.resolved.record.source,
+            supplied: g.serving.profile.supplied,
+          },
+        }
+        : {}),
       parallel: {
         tp: l.tp,
         dp: l.dp,
@@ -161,7 +172,7 @@ export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
         kv_cache: gib(g.memory.kvBlocks * g.memory.kvBlockBytes),
       },
       kv_cache: {
-        block_size: sc.block_size,
+        block_size: g.serving.serving.block_size,
         blocks_per_engine: g.memory.kvBlocks,
         tokens_per_engine: g.memory.kvTokens,
         bytes_per_token_per_device: g.cost.kvBytesPerToken,

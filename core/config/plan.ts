@@ -20,6 +20,8 @@ import type { EngineSpec, SimulationInput } from "../engine/types.ts";
 import { unservableReason } from "../engine/engine.ts";
 import type { LoadedConfig, LoadedGroup } from "./load.ts";
 import { workloadOf } from "./workload.ts";
+import { applyProfile } from "./engine_profiles.ts";
+import type { ProfiledServing } from "./engine_profiles.ts";
 
 /** The resolved deployment of one instance group. */
 export interface GroupPlan {
@@ -45,6 +47,8 @@ export interface GroupPlan {
   readonly cost: RooflineCostModel;
   /** Memory of one device of an engine. */
   readonly memory: MemoryPlan;
+  /** The serving settings of its engines, with the engine profile (if any) applied. */
+  readonly serving: ProfiledServing;
 }
 
 /** Everything a run needs, resolved. */
@@ -186,11 +190,22 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
   const lg = common.load_gen;
   const notices = [...cfg.notices];
   checkTopology(cfg);
+  // The serving_config keys the user wrote: an engine profile fills in only the others.
+  const data = cfg.commonSource.data as { serving_config?: Record<string, unknown> } | null;
+  const written = new Set(Object.keys(data?.serving_config ?? {}));
   const groups: GroupPlan[] = [];
   const engines: EngineSpec[] = [];
   for (const [index, g] of cfg.groups.entries()) {
     const { layout, dp } = layoutOf(g, model, notices);
     const device = g.device;
+    const profiled = applyProfile(sc, written, {
+      deviceName: device.name,
+      memoryBytes: device.memoryBytes,
+      tp: layout.tp,
+    });
+    const notice = profiled.profile?.resolved.notice;
+    if (notice && !notices.includes(notice)) notices.push(notice);
+    const gs = profiled.serving;
     const quant = linearQuant(mc.quantize_linear_action, mc.mxfp4_group_size, device);
     if (quant.fallback) notices.push(`note: ${quant.fallback}`);
     const comm = g.config.communication_config;
@@ -202,15 +217,15 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       lmheadWeightBytes: mc.quantize_lmhead ? quant.weightBytes : 2,
       kvBytes: kvValueBytes(mc.quantize_attention_action),
       host2deviceBandwidth: mc.enable_preprocessing_modeling ? comm.host2device_bandwidth * comm.host2device_rate : 0,
-      blockSize: sc.block_size,
+      blockSize: gs.block_size,
       draftTokens: mc.num_mtp_tokens,
     });
     const memory = planMemory(cost, {
-      memoryFraction: sc.kv_cache_memory_fraction,
-      blockSize: sc.block_size,
-      maxTokens: sc.max_tokens_budget,
-      maxSeqs: sc.max_num_seqs,
-      pinnedBlocks: sc.num_kv_blocks,
+      memoryFraction: gs.kv_cache_memory_fraction,
+      blockSize: gs.block_size,
+      maxTokens: gs.max_tokens_budget,
+      maxSeqs: gs.max_num_seqs,
+      pinnedBlocks: gs.num_kv_blocks,
     });
     const where = g.config.parallel_config.tp_size !== undefined
       ? [...g.path, "parallel_config", "tp_size"]
@@ -223,7 +238,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
           gib(memory.weightBytes)
         }, activations ${gib(memory.activationBytes)}, runtime ${gib(memory.runtimeBytes)}) plus KV blocks of ${
           (memory.kvBlockBytes / 2 ** 20).toFixed(1)
-        } MiB, but ${gib(memory.usableBytes)} is usable (kv_cache_memory_fraction ${sc.kv_cache_memory_fraction} of ${
+        } MiB, but ${gib(memory.usableBytes)} is usable (kv_cache_memory_fraction ${gs.kv_cache_memory_fraction} of ${
           gib(memory.deviceBytes)
         })${
           model.moe && layout.ep * layout.moeTp === 1 && layout.tp * layout.dp > 1
@@ -232,11 +247,11 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
         }`,
       );
     }
-    if (sc.num_kv_blocks !== null && sc.num_kv_blocks * memory.kvBlockBytes > memory.kvBytes) {
+    if (gs.num_kv_blocks !== null && gs.num_kv_blocks * memory.kvBlockBytes > memory.kvBytes) {
       cfg.commonSource.fail(
         ["serving_config", "num_kv_blocks"],
-        `${sc.num_kv_blocks} blocks need ${
-          gib(sc.num_kv_blocks * memory.kvBlockBytes)
+        `${gs.num_kv_blocks} blocks need ${
+          gib(gs.num_kv_blocks * memory.kvBlockBytes)
         } per device on ${device.name}, but only ${
           gib(memory.kvBytes)
         } is left after weights and activations (at most ${Math.floor(memory.kvBytes / memory.kvBlockBytes)} blocks)`,
@@ -255,6 +270,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       quant,
       cost,
       memory,
+      serving: profiled,
     });
     // Seconds per token of a reference decode batch (32 sequences at 1K
     // context): routers weigh outstanding work by it across unlike engines.
@@ -277,15 +293,15 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
           group: index,
           cost,
           kvBlocks: memory.kvBlocks,
-          blockSize: sc.block_size,
-          maxTokens: sc.max_tokens_budget,
-          maxSeqs: sc.max_num_seqs,
-          chunkedPrefill: sc.enable_chunked_prefill,
-          prefixCaching: sc.enable_prefix_caching,
-          mixPrefillDecode: sc.mix_prefill_decode,
+          blockSize: gs.block_size,
+          maxTokens: gs.max_tokens_budget,
+          maxSeqs: gs.max_num_seqs,
+          chunkedPrefill: gs.enable_chunked_prefill,
+          prefixCaching: gs.enable_prefix_caching,
+          mixPrefillDecode: gs.mix_prefill_decode,
           draftTokens: mc.num_mtp_tokens,
           draftAcceptance: mc.mtp_acceptance_rate,
-          admission: sc.admission_policy,
+          admission: gs.admission_policy,
           maxModelLen: model.maxPositions,
         });
       }

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { describeValue } from "./errors.ts";
 import type { CommonFile, InstanceFile } from "./types.ts";
+import { ENGINES } from "./engine_profiles.ts";
 
 const got = (i: { input?: unknown }) => `got ${describeValue(i.input)}`;
 
@@ -299,6 +300,11 @@ export const ServingConfigSchema = mapping({
   routing_policy: oneOf(ROUTING_POLICIES).default("least_loaded"),
   /** ext */
   admission_policy: oneOf(ADMISSION_POLICIES).default("greedy"),
+  /** ext: the serving engine whose defaults fill in the keys this file leaves out. */
+  engine: oneOf(ENGINES).optional(),
+  /** ext: its version (a number such as 0.9 is taken as text). */
+  engine_version: z.union([z.string(), z.number()], { error: (i) => `expected a version such as "0.9.2", ${got(i)}` })
+    .transform((v) => String(v)).optional(),
 });
 
 /** The common file. */

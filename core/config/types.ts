@@ -258,6 +258,13 @@ export interface ServingConfig {
    * @default "greedy"
    */
   admission_policy: "greedy" | "guaranteed_no_evict";
+  /**
+   * ext: the serving engine. Its profile (core/config/engine_profiles.ts)
+   * supplies the keys above that the file leaves out; none when absent.
+   */
+  engine?: "vllm" | "sglang" | "trtllm" | "mindie" | "lmdeploy";
+  /** ext: the engine's version, to pick the profile record; default: the latest. */
+  engine_version?: string;
 }
 
 /** A common file. */

@@ -413,8 +413,8 @@ export class Engine implements EngineLoad {
       // Prefix caching: start from the longest cached prefix (at least the
       // last prompt token is computed, to produce the first output token).
       let hit = 0;
-      if (cache && r.prefix && r.computed === 0) {
-        r.cacheKeys ??= blockKeys(r.prefix, bs, r.input);
+      if (cache && r.computed === 0) {
+        r.cacheKeys ??= blockKeys(r.prefix, bs, r.input, r.id);
         hit = cache.lookup(r.cacheKeys, Math.floor((r.input - 1) / bs));
         for (let j = 0; j < hit; j++) cache.acquire(r.cacheKeys[j]);
       }

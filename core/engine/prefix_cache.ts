@@ -24,20 +24,38 @@ function combine(key: number, v: number): number {
   return hi * 0x100000000 + lo;
 }
 
+/** Marks where a prompt's own content starts in a key chain (no shared-prefix id is chained before it). */
+const OWN_CONTENT = 0x7fffffff;
+
 /**
- * The cache keys of a prompt's full KV blocks of `blockSize` tokens: block j
- * is keyed by the chain of content ids up to the one covering its last token,
- * and by j. Only blocks fully covered by ids are cacheable.
+ * The cache keys of a prompt's full KV blocks of `blockSize` tokens, as
+ * vLLM hashes every full block: block j is keyed by the chain of content ids
+ * up to the one covering its last token, and by j. Tokens the shared-prefix
+ * ids do not cover are the request's own content (`own`, unique in the
+ * run), so those blocks match only the same request: after a preemption it
+ * finds its own prompt blocks still cached, unless they were evicted.
+ *
+ * @param prefix shared-prefix ids of the prompt's start, if any
+ * @param own an id unique to the request
  */
-export function blockKeys(prefix: PrefixIds, blockSize: number, input: number): number[] {
-  const covered = Math.min(input, prefix.ids.length * prefix.blockTokens);
-  const blocks = Math.floor(covered / blockSize);
+export function blockKeys(prefix: PrefixIds | undefined, blockSize: number, input: number, own: number): number[] {
+  const covered = prefix ? Math.min(input, prefix.ids.length * prefix.blockTokens) : 0;
+  const blocks = Math.floor(input / blockSize);
   const keys = new Array<number>(blocks);
   let chain = 0;
   let m = -1;
+  let mine = false;
   for (let j = 0; j < blocks; j++) {
-    const last = Math.floor(((j + 1) * blockSize - 1) / prefix.blockTokens);
-    while (m < last) chain = combine(chain, prefix.ids[++m] % 0x100000000 + Math.floor(prefix.ids[m] / 0x100000000));
+    const lastToken = (j + 1) * blockSize - 1;
+    if (prefix) {
+      // Chain every shared id covering a token of this block (within the covered prefix).
+      const upTo = Math.floor(Math.min(lastToken, covered - 1) / prefix.blockTokens);
+      while (m < upTo) chain = combine(chain, prefix.ids[++m] % 0x100000000 + Math.floor(prefix.ids[m] / 0x100000000));
+    }
+    if (lastToken >= covered && !mine) {
+      chain = combine(combine(chain, OWN_CONTENT), own);
+      mine = true;
+    }
     keys[j] = combine(chain, j);
   }
   return keys;

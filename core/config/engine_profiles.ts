@@ -1,0 +1,274 @@
+/**
+ * Engine profiles: the serving defaults of the engine a deployment runs
+ * (`serving_config.engine`, ext), by version range. A profile fills in only
+ * what the user's file leaves out; an explicit key always wins. With no
+ * `engine` key nothing changes: the upstream defaults apply, as before.
+ *
+ * Each record says where its values come from (the engine's own defaults in
+ * its source code or sample configuration, for the versions named). The
+ * records cover scheduling and batching defaults; engine-specific step
+ * costs (host overheads per sequence, CUDA-graph padding) are not in them
+ * yet.
+ *
+ * @module
+ */
+import type { ServingConfig } from "./types.ts";
+
+/** Engines with a profile. */
+export const ENGINES = ["vllm", "sglang", "trtllm", "mindie", "lmdeploy"] as const;
+
+/** An engine name. */
+export type EngineName = (typeof ENGINES)[number];
+
+/** The `serving_config` keys a profile may supply. */
+export type ProfileKey =
+  | "max_tokens_budget"
+  | "max_num_seqs"
+  | "enable_chunked_prefill"
+  | "mix_prefill_decode"
+  | "enable_prefix_caching"
+  | "admission_policy"
+  | "kv_cache_memory_fraction";
+
+/** Values a profile supplies. */
+export type ProfileDefaults = Partial<Pick<ServingConfig, ProfileKey>>;
+
+/** What a profile's defaults may depend on: the device and the engine's tensor-parallel size. */
+export interface ProfileContext {
+  /** Device name (catalog name or the device file's). */
+  readonly deviceName: string;
+  /** Device memory, bytes. */
+  readonly memoryBytes: number;
+  /** Tensor-parallel size of one engine. */
+  readonly tp: number;
+}
+
+/** One version range of an engine. */
+export interface ProfileRecord {
+  /** The engine. */
+  readonly engine: EngineName;
+  /** First version the record covers; it holds until the next record's. */
+  readonly since: string;
+  /** What the record stands for, for reports. */
+  readonly label: string;
+  /** Where the values come from. */
+  readonly source: string;
+  /** The defaults for a device and TP size. */
+  readonly defaults: (c: ProfileContext) => ProfileDefaults;
+}
+
+const GiB = 2 ** 30;
+
+/** The records, oldest first per engine. */
+export const PROFILE_RECORDS: readonly ProfileRecord[] = [
+  {
+    engine: "vllm",
+    since: "0.6.0",
+    label: "vLLM V0 engine (0.6–0.7)",
+    source:
+      "vLLM 0.6–0.7 EngineArgs: prefix caching off by default; chunked prefill on for long-context models (as Llama-3.1) with an API-server budget of 2,048 tokens and max_num_seqs 256; decodes and prefill chunks share a step",
+    defaults: () => ({
+      max_tokens_budget: 2048,
+      max_num_seqs: 256,
+      enable_chunked_prefill: true,
+      mix_prefill_decode: true,
+      enable_prefix_caching: false,
+      admission_policy: "greedy",
+    }),
+  },
+  {
+    engine: "vllm",
+    since: "0.8.0",
+    label: "vLLM V1 engine (0.8)",
+    source:
+      "vLLM 0.8 EngineArgs._set_default_args_v1: V1 always uses chunked prefill and enables prefix caching by default; API server: max_num_batched_tokens 2,048, max_num_seqs 256; the V1 scheduler mixes prefill chunks and decodes and preempts by recomputation",
+    defaults: () => ({
+      max_tokens_budget: 2048,
+      max_num_seqs: 256,
+      enable_chunked_prefill: true,
+      mix_prefill_decode: true,
+      enable_prefix_caching: true,
+      admission_policy: "greedy",
+    }),
+  },
+  {
+    engine: "vllm",
+    since: "0.9.0",
+    label: "vLLM V1 engine (0.9 and later)",
+    source:
+      "vLLM EngineArgs.get_batch_defaults (0.9 and later): on devices with at least 70 GiB other than A100 (H100, H200, MI300X) the API server takes max_num_batched_tokens 8,192 and max_num_seqs 1,024, elsewhere 2,048 and 256 (A100 excluded after vLLM PR #17885 measured lower throughput with the larger budget); prefix caching on, chunked prefill always. The first release with this split is taken as 0.9.0 (not pinned down)",
+    defaults: (c) => {
+      const large = c.memoryBytes >= 70 * GiB && !/a100/i.test(c.deviceName);
+      return {
+        max_tokens_budget: large ? 8192 : 2048,
+        max_num_seqs: large ? 1024 : 256,
+        enable_chunked_prefill: true,
+        mix_prefill_decode: true,
+        enable_prefix_caching: true,
+        admission_policy: "greedy",
+      };
+    },
+  },
+  {
+    engine: "sglang",
+    since: "0.4.0",
+    label: "SGLang (0.4)",
+    source:
+      "SGLang 0.4 ServerArgs: chunked_prefill_size 8,192 (2,048 below 25 GB), mem_fraction_static 0.88 / 0.87 / 0.85 / 0.81 at TP 1 / 2 / 4 / 8, radix cache on, enable_mixed_chunk off (a step is prefill-only when a prefill can run), decode requests retracted (recomputed) when memory runs out",
+    defaults: (c) => ({
+      max_tokens_budget: c.memoryBytes < 25e9 ? 2048 : 8192,
+      enable_chunked_prefill: true,
+      mix_prefill_decode: false,
+      enable_prefix_caching: true,
+      admission_policy: "greedy",
+      kv_cache_memory_fraction: c.tp >= 8 ? 0.81 : c.tp >= 4 ? 0.85 : c.tp >= 2 ? 0.87 : 0.88,
+    }),
+  },
+  {
+    engine: "sglang",
+    since: "0.4.7",
+    label: "SGLang (0.4.7 and later)",
+    source:
+      "SGLang ServerArgs, later 0.4 and 0.5 releases: chunked_prefill_size by device memory: 2,048 below 35 GB, 8,192 below 160 GB (H100, H200, A100), 16,384 above (B200, MI300X); otherwise as 0.4. The first release with these tiers is taken as 0.4.7 (not pinned down)",
+    defaults: (c) => ({
+      max_tokens_budget: c.memoryBytes < 35 * 2 ** 30 ? 2048 : c.memoryBytes < 160 * 2 ** 30 ? 8192 : 16384,
+      enable_chunked_prefill: true,
+      mix_prefill_decode: false,
+      enable_prefix_caching: true,
+      admission_policy: "greedy",
+      kv_cache_memory_fraction: c.tp >= 8 ? 0.81 : c.tp >= 4 ? 0.85 : c.tp >= 2 ? 0.87 : 0.88,
+    }),
+  },
+  {
+    engine: "trtllm",
+    since: "0.12.0",
+    label: "TensorRT-LLM (0.12 and later)",
+    source:
+      "TensorRT-LLM BuildConfig and executor defaults (0.12 and later): max_num_tokens 8,192, max_batch_size 2,048, capacity scheduler GUARANTEED_NO_EVICT, chunked context off, in-flight batching mixes context and generation requests in one step; KV block reuse off in the TensorRT engine flow",
+    defaults: () => ({
+      max_tokens_budget: 8192,
+      max_num_seqs: 2048,
+      enable_chunked_prefill: false,
+      mix_prefill_decode: true,
+      enable_prefix_caching: false,
+      admission_policy: "guaranteed_no_evict",
+    }),
+  },
+  {
+    engine: "mindie",
+    since: "1.0.0",
+    label: "MindIE Service (1.0 and later)",
+    source:
+      "MindIE Service config.json defaults (1.0.RC3 and later samples): maxPrefillTokens 8,192, maxBatchSize 200, maxPreemptCount 0 (no preemption: a request is admitted only when it can finish), supportSelectBatch false (prefill batches go first), no chunked prefill or prefix caching unless their plugins are enabled",
+    defaults: () => ({
+      max_tokens_budget: 8192,
+      max_num_seqs: 200,
+      enable_chunked_prefill: false,
+      mix_prefill_decode: false,
+      enable_prefix_caching: false,
+      admission_policy: "guaranteed_no_evict",
+    }),
+  },
+  {
+    engine: "lmdeploy",
+    since: "0.6.0",
+    label: "LMDeploy TurboMind (0.6 and later)",
+    source:
+      "LMDeploy TurbomindEngineConfig (0.6 and later): max_prefill_token_num 8,192 per iteration, enable_prefix_caching False, max_batch_size 256 on data-centre GPUs; prefill chunks run beside decodes; a sequence that runs out of cache is recomputed",
+    defaults: () => ({
+      max_tokens_budget: 8192,
+      max_num_seqs: 256,
+      enable_chunked_prefill: true,
+      mix_prefill_decode: true,
+      enable_prefix_caching: false,
+      admission_policy: "greedy",
+    }),
+  },
+];
+
+/** Parses "0.8.5", "v1.0.RC3", "0.9" into numbers to compare (non-numeric parts count as 0). */
+function versionParts(v: string): number[] | undefined {
+  const m = /^v?(\d+(?:\.\w+)*)$/i.exec(v.trim());
+  if (!m) return undefined;
+  return m[1].split(".").map((p) => (/^\d+$/.test(p) ? Number(p) : 0));
+}
+
+function compare(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/** The profile record of an engine version, and a notice when it is a fallback. */
+export interface ResolvedProfile {
+  /** The record used. */
+  readonly record: ProfileRecord;
+  /** The version asked for, if any. */
+  readonly version?: string;
+  /** Why another record than the one asked for was used, when it was. */
+  readonly notice?: string;
+}
+
+/**
+ * Finds the record of `engine` covering `version`: the latest whose `since`
+ * is not after it. No version: the latest record. A version older than
+ * every record or one that does not parse falls back to the nearest record,
+ * with a notice.
+ */
+export function resolveProfile(engine: EngineName, version?: string): ResolvedProfile {
+  const records = PROFILE_RECORDS.filter((r) => r.engine === engine);
+  const latest = records[records.length - 1];
+  if (version === undefined) return { record: latest };
+  const v = versionParts(version);
+  if (!v) {
+    return {
+      record: latest,
+      version,
+      notice: `note: ${engine} version '${version}' is not a version number: using the ${latest.label} profile`,
+    };
+  }
+  const covering = records.filter((r) => compare(versionParts(r.since)!, v) <= 0);
+  if (covering.length === 0) {
+    return {
+      record: records[0],
+      version,
+      notice: `note: ${engine} ${version} is older than every profile: using the nearest, ${records[0].label}`,
+    };
+  }
+  return { record: covering[covering.length - 1], version };
+}
+
+/** A group's serving settings with its engine profile applied. */
+export interface ProfiledServing {
+  /** The settings the group runs with. */
+  readonly serving: ServingConfig;
+  /** The profile and what it supplied, when the file names an engine. */
+  readonly profile?: {
+    readonly resolved: ResolvedProfile;
+    /** The values the profile supplied (keys the file leaves out). */
+    readonly supplied: ProfileDefaults;
+  };
+}
+
+/**
+ * Fills the keys of `sc` that the file did not write (`written`) from the
+ * profile of `sc.engine`, for a device and TP size. Without `engine`, `sc`
+ * is returned as it is.
+ *
+ * @param written the `serving_config` keys the user's file (with overrides) holds
+ */
+export function applyProfile(
+  sc: ServingConfig,
+  written: ReadonlySet<string>,
+  context: ProfileContext,
+): ProfiledServing {
+  if (!sc.engine) return { serving: sc };
+  const resolved = resolveProfile(sc.engine, sc.engine_version);
+  const supplied: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(resolved.record.defaults(context))) {
+    if (!written.has(k) && v !== undefined) supplied[k] = v;
+  }
+  return { serving: { ...sc, ...supplied }, profile: { resolved, supplied: supplied as ProfileDefaults } };
+}

@@ -1,0 +1,79 @@
+/**
+ * Engine profiles end to end: a profile's defaults reach the engines and the
+ * JSON, an explicit key wins, and long prompts under KV pressure behave as
+ * the real engines do (vLLM recomputes a preempted request from its own
+ * cached prompt blocks; TensorRT-LLM's GUARANTEED_NO_EVICT never preempts).
+ */
+import assert from "node:assert/strict";
+import { runFiles } from "../core/run.ts";
+import { runJson } from "../core/run.ts";
+import { InputError } from "../core/config/errors.ts";
+import { memoryFs } from "./_helpers.ts";
+
+const TP2 = `instance_groups:
+  - {num_instances: 1, num_devices_per_instance: 2, device_type: H100_SXM_80G, pd_role: both}
+`;
+/** 100 prompts of 20,000 tokens (2,000 out), all at once, on an engine whose KV holds `holds` of them. */
+const longPrompts = (holds: number, serving: string) =>
+  `model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
+load_gen: {num_requests: 100, num_input_tokens: 20000, num_output_tokens: 2000, request_rate: .inf}
+serving_config: {max_concurrency: 1000, block_size: 16, max_tokens_budget: 8192, num_kv_blocks: ${
+    Math.round((holds * 22000) / 16)
+  }${serving}}
+`;
+const run = (common: string) => runFiles(["i.yaml"], "c.yaml", { fs: memoryFs({ "i.yaml": TP2, "c.yaml": common }) });
+const throughput = (o: ReturnType<typeof run>) => o.summary.overall["output_token_throughput(tok/s)"];
+
+Deno.test("20k-token prompts on an engine holding 18: vLLM preempts at most twice per request, TensorRT-LLM never, both near the doubled-KV throughput", () => {
+  for (const engine of ["vllm", "trtllm"]) {
+    // TensorRT-LLM's chunked context is off by default; serving 20k prompts with an 8k token budget needs it on.
+    const serving = `, engine: ${engine}, enable_chunked_prefill: true`;
+    const tight = run(longPrompts(18, serving));
+    const roomy = run(longPrompts(36, serving));
+    const perRequest = tight.summary.preemptions / 100;
+    if (engine === "vllm") assert.ok(perRequest <= 2, `vllm: ${perRequest} preemptions per request`);
+    else assert.equal(tight.summary.preemptions, 0);
+    assert.ok(throughput(tight) >= 0.8 * throughput(roomy), `${engine}: ${throughput(tight)} vs ${throughput(roomy)}`);
+  }
+  // Without a profile (upstream defaults: no prefix caching) every preemption recomputes 20k tokens: the collapse.
+  const upstream = run(longPrompts(18, ""));
+  assert.ok(upstream.summary.preemptions / 100 > 10, `${upstream.summary.preemptions}`);
+  assert.ok(throughput(upstream) < 0.5 * throughput(run(longPrompts(18, ", engine: vllm"))));
+});
+
+const SMALL = (serving: string) =>
+  `model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
+load_gen: {num_requests: 20, num_input_tokens: 512, num_output_tokens: 32, request_rate: 10.0}
+serving_config: {max_concurrency: 64, block_size: 16${serving}}
+`;
+
+Deno.test("a profile's defaults reach the engines and the JSON deployment section; an explicit key wins", () => {
+  const out = run(SMALL(", engine: sglang, engine_version: 0.4.3, max_num_seqs: 48"));
+  const e = out.plan.input.engines[0];
+  assert.equal(e.mixPrefillDecode, false); // SGLang: prefill-first
+  assert.equal(e.prefixCaching, true); // radix cache
+  assert.equal(e.maxSeqs, 48); // written
+  const doc = JSON.parse(runJson(out));
+  const p = doc.deployment[0].engine_profile;
+  assert.equal(p.engine, "sglang");
+  assert.equal(p.version, "0.4.3");
+  assert.equal(p.record, "SGLang (0.4)");
+  assert.equal(p.supplied.kv_cache_memory_fraction, 0.87); // TP2
+  assert.ok(!("max_num_seqs" in p.supplied));
+  assert.match(p.source, /ServerArgs/);
+  // Without an engine nothing is supplied and the JSON has no profile.
+  const plain = run(SMALL(""));
+  assert.equal(JSON.parse(runJson(plain)).deployment[0].engine_profile, undefined);
+  assert.equal(plain.plan.input.engines[0].prefixCaching, false);
+});
+
+Deno.test("an unknown engine is a located error naming the choices", () => {
+  assert.throws(
+    () => run(SMALL(", engine: tgi")),
+    (e) =>
+      e instanceof InputError &&
+      /c\.yaml:3:\d+: serving_config\.engine: expected one of vllm, sglang, trtllm, mindie, lmdeploy, got "tgi"/.test(
+        e.message,
+      ),
+  );
+});
