@@ -34,11 +34,22 @@ export {
   simulationSection,
 } from "./core/run.ts";
 export type { RunOptions, RunOutput } from "./core/run.ts";
-export { buildPlan, formatInputError, InputError, loadConfig, YamlSource } from "./core/config/mod.ts";
+export {
+  applyProfile,
+  buildPlan,
+  ENGINES,
+  formatInputError,
+  InputError,
+  loadConfig,
+  PROFILE_RECORDS,
+  resolveProfile,
+  YamlSource,
+} from "./core/config/mod.ts";
 export type {
   ArrivalConfig,
   CommonFile,
   CommunicationConfig,
+  EngineName,
   FileSystem,
   FixedLengthLoadGen,
   GroupPlan,
@@ -53,7 +64,13 @@ export type {
   ParallelConfig,
   PathPart,
   PlanOptions,
+  ProfileContext,
+  ProfileDefaults,
+  ProfiledServing,
+  ProfileKey,
+  ProfileRecord,
   RequestClassConfig,
+  ResolvedProfile,
   ServingConfig,
   SimulationPlan,
   SourceLocation,
@@ -143,3 +160,13 @@ export {
   summaryExtSections,
 } from "./core/report/mod.ts";
 export type { GroupKv, JsonExtras } from "./core/report/mod.ts";
+export { calibrate, deviceFileText, FIT_PARAMETERS, loadManifest, simulateRun } from "./core/calibrate/mod.ts";
+export type {
+  CalibrationResult,
+  CalibrationSetup,
+  FitParameter,
+  FitValues,
+  Manifest,
+  MeasuredMetrics,
+  MeasuredRun,
+} from "./core/calibrate/mod.ts";

@@ -43,3 +43,13 @@ export { denoFileSystem, loadConfig, loadConfigSources, readYaml } from "./load.
 export type { FileSystem, LoadedConfig, LoadedGroup, LoadedTrace } from "./load.ts";
 export { buildPlan } from "./plan.ts";
 export type { GroupPlan, PlanOptions, SimulationPlan } from "./plan.ts";
+export { applyProfile, ENGINES, PROFILE_RECORDS, resolveProfile } from "./engine_profiles.ts";
+export type {
+  EngineName,
+  ProfileContext,
+  ProfileDefaults,
+  ProfiledServing,
+  ProfileKey,
+  ProfileRecord,
+  ResolvedProfile,
+} from "./engine_profiles.ts";

@@ -1,0 +1,268 @@
+/**
+ * Calibration to the user's own cluster: fit a few named constants of the
+ * device profile (the matmul, attention and memory efficiencies and the
+ * fixed host cost of a step) so that simulated runs match measured ones,
+ * within bounds, by Levenberg–Marquardt on the log of simulated / measured
+ * (npm `ml-levenberg-marquardt`), with k-fold cross-validation so that
+ * over-fitting shows. The result is a device file (the format `device_type`
+ * already takes) with the fitted values.
+ *
+ * @module
+ */
+import { levenbergMarquardt } from "ml-levenberg-marquardt";
+import type { FileSystem } from "../config/load.ts";
+import type { Override, YamlSource } from "../config/source.ts";
+import type { DeviceSpec } from "../hardware/device.ts";
+import { runSources } from "../run.ts";
+import type { MeasuredMetrics, MeasuredRun } from "./measurements.ts";
+
+/** The constants calibration may fit. */
+export const FIT_PARAMETERS = ["matmul", "attention", "memory", "step_overhead"] as const;
+
+/** A fitted constant. */
+export type FitParameter = (typeof FIT_PARAMETERS)[number];
+
+/** Values of the constants: efficiencies as fractions, the step overhead in seconds. */
+export type FitValues = Record<FitParameter, number>;
+
+/**
+ * How far a constant may move from its catalog value (a factor each way),
+ * so that a fit cannot wander into values no chip shows: efficiencies stay
+ * within (0, 1] as well.
+ */
+export const FIT_RANGE = 4;
+
+/** The deployment the measurements ran on. */
+export interface CalibrationSetup {
+  /** Instance sources (their groups all run on one device type). */
+  readonly instances: readonly YamlSource[];
+  /** The common source (its `load_gen` is replaced by each run's workload). */
+  readonly common: YamlSource;
+  /** Where files are read from. */
+  readonly fs: FileSystem;
+  /** The device of the deployment, as the catalog (or its device file) gives it. */
+  readonly device: DeviceSpec;
+}
+
+/** The values of a device. */
+export function deviceValues(d: DeviceSpec): FitValues {
+  return {
+    matmul: d.efficiency.matmul,
+    attention: d.efficiency.attention,
+    memory: d.efficiency.memory,
+    step_overhead: d.stepOverhead,
+  };
+}
+
+const num = (x: number) => Number(x.toPrecision(6));
+
+/**
+ * A device file (YAML) of `d` with `v` in place of its fitted constants.
+ * The low-precision matmul efficiency moves with the BF16 one.
+ *
+ * @param header comment lines (without `#`) to put on top
+ */
+export function deviceFileText(d: DeviceSpec, v: FitValues, header: readonly string[] = []): string {
+  const T = 1e12;
+  const e = d.efficiency;
+  const lowPrecision = Math.min(1, e.matmulLowPrecision * (v.matmul / e.matmul));
+  return [
+    ...header.map((h) => `# ${h}`),
+    `name: ${d.name}`,
+    `memory_gib: ${num(d.memoryBytes / 2 ** 30)}`,
+    `hbm_bandwidth_tb_s: ${num(d.hbmBandwidth / T)}`,
+    `tflops: {bf16: ${num(d.peaks.bf16 / T)}, fp16: ${num(d.peaks.fp16 / T)}, fp8: ${num(d.peaks.fp8 / T)}, int8: ${
+      num(d.peaks.int8 / T)
+    }, fp4: ${num(d.peaks.fp4 / T)}}`,
+    `efficiency: {matmul: ${num(v.matmul)}, matmul_low_precision: ${num(lowPrecision)}, attention: ${
+      num(v.attention)
+    }, memory: ${num(v.memory)}, link: ${num(e.link)}}`,
+    `scale_up_bandwidth_gb_s: ${num(d.scaleUpBandwidth / 1e9)}`,
+    `scale_out_bandwidth_gb_s: ${num(d.scaleOutBandwidth / 1e9)}`,
+    `devices_per_node: ${d.devicesPerNode}`,
+    `collective_latency_us: ${num(d.collectiveLatency * 1e6)}`,
+    `scale_out_latency_us: ${num(d.scaleOutLatency * 1e6)}`,
+    `matmul_op_overhead_us: ${num(d.matmulOpOverhead * 1e6)}`,
+    `other_op_overhead_us: ${num(d.otherOpOverhead * 1e6)}`,
+    `step_overhead_us: ${num(v.step_overhead * 1e6)}`,
+  ].join("\n") + "\n";
+}
+
+/** Where the trial device file lives (served from memory). */
+const TRIAL_DEVICE = "/servingcast-calibration/trial-device.yaml";
+
+const at = { file: "(calibration)" };
+
+/**
+ * Simulates one measured run on the deployment with the constants `v`:
+ * its request count, mean lengths, rate (Poisson) and max concurrency.
+ *
+ * @returns the metrics the run measured, simulated (median TTFT and TPOT from send, output tok/s)
+ */
+export function simulateRun(setup: CalibrationSetup, v: FitValues, run: MeasuredRun): MeasuredMetrics {
+  const device = deviceFileText(setup.device, v);
+  const fs: FileSystem = {
+    readText: (p) => (p === TRIAL_DEVICE ? device : setup.fs.readText(p)),
+    isDirectory: (p) => p !== TRIAL_DEVICE && setup.fs.isDirectory(p),
+  };
+  const instances = setup.instances.map((src) => {
+    const groups = (src.data as { instance_groups?: unknown[] } | null)?.instance_groups ?? [];
+    const o: Override[] = groups.map((_, i) => ({
+      path: ["instance_groups", i, "device_type"],
+      value: TRIAL_DEVICE,
+      location: at,
+    }));
+    return src.view([], o);
+  });
+  const common = setup.common.view([], [
+    {
+      path: ["load_gen"],
+      value: {
+        load_gen_type: "fixed_length",
+        num_requests: run.requests,
+        num_input_tokens: Math.max(1, Math.round(run.input)),
+        num_output_tokens: Math.max(1, Math.round(run.output)),
+        request_rate: run.rate,
+        arrival_process: "poisson",
+        seed: 0,
+      },
+      location: at,
+    },
+    { path: ["serving_config", "max_concurrency"], value: run.maxConcurrency ?? run.requests, location: at },
+  ]);
+  const s = runSources(instances, common, { fs }).summary;
+  return {
+    ttft: s.perMetric["TTFT(s)"].MEDIAN,
+    tpot: s.perMetric["TPOT(s)"].MEDIAN,
+    throughput: s.overall["output_token_throughput(tok/s)"],
+  };
+}
+
+/** One compared figure: a run and a metric it measured. */
+interface Point {
+  readonly run: number;
+  readonly metric: keyof MeasuredMetrics;
+}
+
+function pointsOf(runs: readonly MeasuredRun[], which: readonly number[]): Point[] {
+  return which.flatMap((run) =>
+    (Object.keys(runs[run].metrics) as (keyof MeasuredMetrics)[]).map((metric) => ({ run, metric }))
+  );
+}
+
+/** Simulated metrics per run, remembered per set of values (the fit asks for the same point again and again). */
+class Simulations {
+  #memo = new Map<string, MeasuredMetrics>();
+  constructor(readonly setup: CalibrationSetup, readonly runs: readonly MeasuredRun[]) {}
+  get(v: FitValues, run: number): MeasuredMetrics {
+    const key = `${run}|${FIT_PARAMETERS.map((p) => v[p]).join(",")}`;
+    let m = this.#memo.get(key);
+    if (!m) {
+      m = simulateRun(this.setup, v, this.runs[run]);
+      this.#memo.set(key, m);
+    }
+    return m;
+  }
+  /** simulated / measured − 1 of each point. */
+  errors(v: FitValues, points: readonly Point[]): number[] {
+    return points.map((p) => this.get(v, p.run)[p.metric]! / this.runs[p.run].metrics[p.metric]! - 1);
+  }
+}
+
+const median = (xs: readonly number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+};
+
+/** Median |simulated / measured − 1|. */
+const medianAbs = (errors: readonly number[]) => median(errors.map(Math.abs));
+
+/** Fits `params` on the points of `train`, from `start`. */
+function fitOn(sims: Simulations, start: FitValues, params: readonly FitParameter[], train: readonly number[]) {
+  const points = pointsOf(sims.runs, train);
+  const values = (scales: number[]): FitValues => {
+    const v = { ...start };
+    // The fit's finite differences step past its bounds: efficiencies are held within (0, 1] here too.
+    params.forEach((p, i) => (v[p] = p === "step_overhead" ? start[p] * scales[i] : Math.min(1, start[p] * scales[i])));
+    return v;
+  };
+  const result = levenbergMarquardt(
+    { x: points.map((_, i) => i), y: points.map((p) => Math.log(sims.runs[p.run].metrics[p.metric]!)) },
+    (scales: number[]) => {
+      const v = values(scales);
+      return (i: number) => Math.log(sims.get(v, points[i].run)[points[i].metric]!);
+    },
+    {
+      initialValues: params.map(() => 1),
+      // Efficiencies stay within (0, 1]; every constant within FIT_RANGE of its catalog value.
+      minValues: params.map(() => 1 / FIT_RANGE),
+      maxValues: params.map((p) => (p === "step_overhead" ? FIT_RANGE : Math.min(FIT_RANGE, 1 / start[p]))),
+      gradientDifference: 0.02,
+      damping: 1,
+      maxIterations: 40,
+      errorTolerance: 1e-6,
+    },
+  );
+  return values(result.parameterValues);
+}
+
+/** What a calibration found. */
+export interface CalibrationResult {
+  /** The catalog values. */
+  readonly start: FitValues;
+  /** The fitted values (unfitted constants keep the catalog's). */
+  readonly fitted: FitValues;
+  /** The constants fitted. */
+  readonly parameters: readonly FitParameter[];
+  /** Compared figures (runs × metrics). */
+  readonly points: number;
+  /** Median |error| of every point with the catalog values. */
+  readonly errorBefore: number;
+  /** … with the fitted values. */
+  readonly errorAfter: number;
+  /** k-fold cross-validation: median |error| of held-out points, uncalibrated and fitted on the other folds. */
+  readonly crossValidation?: { readonly folds: number; readonly before: number; readonly after: number };
+}
+
+/**
+ * Fits the constants to the runs.
+ *
+ * @param setup the deployment
+ * @param runs the measured runs
+ * @param options which constants (default all) and how many folds (default 5; 0 or 1: none)
+ */
+export function calibrate(
+  setup: CalibrationSetup,
+  runs: readonly MeasuredRun[],
+  options: { parameters?: readonly FitParameter[]; folds?: number } = {},
+): CalibrationResult {
+  const params = options.parameters ?? FIT_PARAMETERS;
+  const sims = new Simulations(setup, runs);
+  const start = deviceValues(setup.device);
+  const all = runs.map((_, i) => i);
+  const points = pointsOf(runs, all);
+  const fitted = fitOn(sims, start, params, all);
+  const k = Math.min(options.folds ?? 5, runs.length);
+  let crossValidation: CalibrationResult["crossValidation"];
+  if (k >= 2) {
+    const before: number[] = [];
+    const after: number[] = [];
+    for (let f = 0; f < k; f++) {
+      const test = all.filter((i) => i % k === f);
+      const v = fitOn(sims, start, params, all.filter((i) => i % k !== f));
+      before.push(...sims.errors(start, pointsOf(runs, test)));
+      after.push(...sims.errors(v, pointsOf(runs, test)));
+    }
+    crossValidation = { folds: k, before: medianAbs(before), after: medianAbs(after) };
+  }
+  return {
+    start,
+    fitted,
+    parameters: params,
+    points: points.length,
+    errorBefore: medianAbs(sims.errors(start, points)),
+    errorAfter: medianAbs(sims.errors(fitted, points)),
+    ...(crossValidation ? { crossValidation } : {}),
+  };
+}
