@@ -305,7 +305,7 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
       chunkedPrefill: fc.boolean(),
       prefixCaching: fc.boolean(),
       mixPrefillDecode: fc.boolean(),
-      admission: fc.constantFrom("greedy" as const, "guaranteed_no_evict" as const),
+      admission: fc.constantFrom("greedy" as const, "guaranteed_no_evict" as const, "conservative" as const),
       draftTokens: fc.integer({ min: 0, max: 3 }),
       draftAcceptance: fc.oneof(fc.constant(0), fc.constant(1), fc.double({ min: 0, max: 1, noNaN: true })),
       // Now and then a context length that some requests exceed.

@@ -276,8 +276,8 @@ export const LoadGenSchema = z.preprocess(
 /** Routing policies (ext). */
 export const ROUTING_POLICIES = ["least_loaded", "round_robin", "least_kv", "random"] as const;
 
-/** KV admission policies (ext): vLLM's greedy admission, TensorRT-LLM's guaranteed_no_evict. */
-export const ADMISSION_POLICIES = ["greedy", "guaranteed_no_evict"] as const;
+/** KV admission policies (ext): vLLM's greedy, TensorRT-LLM's guaranteed_no_evict, SGLang's conservative. */
+export const ADMISSION_POLICIES = ["greedy", "guaranteed_no_evict", "conservative"] as const;
 
 /** `serving_config` of the common file. */
 export const ServingConfigSchema = mapping({

@@ -255,9 +255,11 @@ export interface ServingConfig {
    * ext: KV admission. `greedy` (vLLM): admit when the next chunk's blocks are
    * free, preempt the newest request when blocks run out. `guaranteed_no_evict`
    * (TensorRT-LLM): admit only when the whole request's blocks can be reserved.
+   * `conservative` (SGLang): admit when the prompt and 0.7 of the output still
+   * to come fit; retract (preempt) when the estimate proves short.
    * @default "greedy"
    */
-  admission_policy: "greedy" | "guaranteed_no_evict";
+  admission_policy: "greedy" | "guaranteed_no_evict" | "conservative";
   /**
    * ext: the serving engine. Its profile (core/config/engine_profiles.ts)
    * supplies the keys above that the file leaves out; none when absent.

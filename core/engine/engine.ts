@@ -15,6 +15,8 @@
 import { emptyBatch } from "../hardware/roofline.ts";
 import type { BatchShape } from "../hardware/roofline.ts";
 import type { EngineLoad } from "../policy/router.ts";
+import { ADMISSION_POLICY } from "../policy/mod.ts";
+import type { Admission } from "../policy/mod.ts";
 import { Deque } from "./deque.ts";
 import { BlockPool } from "./kv_cache.ts";
 import { blockKeys, PrefixCache } from "./prefix_cache.ts";
@@ -90,10 +92,13 @@ export class Engine implements EngineLoad {
   wakePending = false;
   /**
    * Blocks set aside for running, ready and incoming requests and not yet
-   * taken (guaranteed_no_evict only): Σ of their `reserved`. Invariant:
-   * 0 ≤ reserved ≤ kv.free, so a reserved block is always there to take.
+   * taken (by policies that set blocks aside): Σ of their `reserved`.
+   * Invariant: 0 ≤ reserved ≤ kv.free, so a reserved block is always there
+   * to take.
    */
   reserved = 0;
+  /** How requests are admitted (core/policy). */
+  readonly admission: Admission;
   /** Prefill role: requests whose prompt is done, to hand to a decode engine (drained by the simulator). */
   readonly handoff: Request[] = [];
   /** Decode role: requests whose KV has landed, waiting for a seat in the batch. */
@@ -146,6 +151,7 @@ export class Engine implements EngineLoad {
     this.index = index;
     this.spec = spec;
     this.kv = new BlockPool(spec.kvBlocks);
+    this.admission = ADMISSION_POLICY[spec.admission];
     if (spec.prefixCaching) this.cache = new PrefixCache();
   }
 
@@ -210,12 +216,10 @@ export class Engine implements EngineLoad {
   reserveIncoming(r: Request): boolean {
     const s = this.spec;
     const blocks = Math.ceil(r.input / s.blockSize);
-    // guaranteed_no_evict: the request is admitted here once the blocks of
-    // its whole sequence can be set aside, so the decode engine never needs
-    // to preempt; greedy takes the prompt's blocks only (reserved stays 0).
-    const full = s.admission === "guaranteed_no_evict"
-      ? Math.ceil(this.#kvTokens(r.input, r.output) / s.blockSize)
-      : blocks;
+    // The admission policy sets aside what it does for the rest of the
+    // sequence (guaranteed_no_evict: all of it, so the decode engine never
+    // preempts; greedy: nothing).
+    const full = this.admission.admitBlocks(blocks, Math.ceil(this.#kvTokens(r.input, r.output) / s.blockSize));
     // The engine caches landed prompts' blocks: reclaim unreferenced ones first.
     if (full > this.kv.free - this.reserved) this.#makeRoom(full + this.reserved);
     if (full > this.kv.free - this.reserved) return false;
@@ -343,7 +347,7 @@ export class Engine implements EngineLoad {
     const bs = this.spec.blockSize;
     const kv = this.kv;
     const run = this.running;
-    const reserve = this.spec.admission === "guaranteed_no_evict";
+    const preempts = this.admission.preempts;
     const drafts = this.spec.draftTokens;
     let preempted = false;
     let decodes = 0; // plain one-token decodes, counted here and added to the shape at the end
@@ -362,21 +366,23 @@ export class Engine implements EngineLoad {
       // Most steps stay inside the request's last block: no division then.
       if (r.computed + n > r.blocks * bs) {
         const need = Math.ceil((r.computed + n) / bs) - r.blocks;
-        if (reserve) {
-          // Set aside at admission (0 ≤ reserved ≤ kv.free): never preempts.
-          if (need > r.reserved) throw new RangeError(`request ${r.id} outgrew its ${r.reserved} reserved KV blocks`);
-          r.reserved -= need;
-          this.reserved -= need;
-        }
-        if (need > kv.free) this.#makeRoom(need);
-        while (need > kv.free) {
-          const victim = run.pop()!;
-          this.#preempt(victim);
-          preempted = true;
-          if (victim === r) break;
-          // The victim's prefix-cache blocks are now unreferenced unless shared:
-          // reclaim them before preempting anyone else (vLLM frees them likewise).
-          this.#makeRoom(need);
+        // Growth comes from the request's own reservation first (0 ≤ reserved ≤ kv.free).
+        const own = need < r.reserved ? need : r.reserved;
+        r.reserved -= own;
+        this.reserved -= own;
+        // All of it must fit in the free blocks nobody else set aside; else preempt.
+        if (need > kv.free - this.reserved) {
+          if (!preempts) throw new RangeError(`request ${r.id} outgrew the KV blocks set aside for it`);
+          this.#makeRoom(need + this.reserved);
+          while (need > kv.free - this.reserved) {
+            const victim = run.pop()!;
+            this.#preempt(victim);
+            preempted = true;
+            if (victim === r) break;
+            // The victim's prefix-cache blocks are now unreferenced unless shared:
+            // reclaim them before preempting anyone else (vLLM frees them likewise).
+            this.#makeRoom(need + this.reserved);
+          }
         }
         if (i >= run.length) break; // r itself was preempted
         kv.allocate(need);
@@ -405,7 +411,6 @@ export class Engine implements EngineLoad {
     const bs = s.blockSize;
     const kv = this.kv;
     const run = this.running;
-    const reserve = s.admission === "guaranteed_no_evict";
     const cache = this.cache;
     while (budget > 0 && run.length < s.maxSeqs) {
       const r = this.waiting.peek();
@@ -430,22 +435,19 @@ export class Engine implements EngineLoad {
       const n = alone ? remaining : Math.min(remaining, budget);
       const need = Math.ceil((past + n) / bs) - hit;
       let fits = s.chunkedPrefill || n === remaining;
-      if (fits && reserve) {
-        // GUARANTEED_NO_EVICT: admit only when every block the request will
-        // ever take here can be set aside beside what others have reserved.
-        // Hit blocks are already in use (and were just acquired, so they are
-        // not evictable): only the rest is new. Unreferenced cached blocks
-        // are reclaimed first, as greedy admission does.
-        const full = Math.ceil(this.#kvTokens(r.input, r.output) / bs) - hit;
+      if (fits) {
+        // The admission policy decides what is set aside beside the chunk
+        // (GUARANTEED_NO_EVICT: every block the request will hold here). Hit
+        // blocks are already in use (and were just acquired, so they are not
+        // evictable): only the rest is new. Unreferenced cached blocks are
+        // reclaimed first.
+        const full = this.admission.admitBlocks(need, Math.ceil(this.#kvTokens(r.input, r.output) / bs) - hit);
         if (full > kv.free - this.reserved) this.#makeRoom(full + this.reserved);
         fits = full <= kv.free - this.reserved;
         if (fits) {
           r.reserved = full - need;
           this.reserved += full - need;
         }
-      } else if (fits) {
-        if (need > kv.free) this.#makeRoom(need);
-        fits = need <= kv.free;
       }
       if (!fits) {
         for (let j = 0; j < hit; j++) cache!.release(r.cacheKeys![j]);

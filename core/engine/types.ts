@@ -92,7 +92,7 @@ export interface WorkloadSpec {
 }
 
 /** KV admission policies. */
-export type AdmissionPolicy = "greedy" | "guaranteed_no_evict";
+export type AdmissionPolicy = "greedy" | "guaranteed_no_evict" | "conservative";
 
 /** Routing policy names. */
 export type RoutingPolicyName = "least_loaded" | "round_robin" | "least_kv" | "random";

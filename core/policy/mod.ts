@@ -8,9 +8,17 @@ import { LeastLoadedRouter } from "./least_loaded.ts";
 import { RandomRouter } from "./random.ts";
 import { RoundRobinRouter } from "./round_robin.ts";
 import type { Router } from "./router.ts";
+import type { Admission } from "./admission.ts";
+import { greedyAdmission } from "./greedy_admission.ts";
+import { noEvictAdmission } from "./no_evict_admission.ts";
+import { conservativeAdmission } from "./conservative_admission.ts";
 import { Rng } from "../workload/rng.ts";
 
 export { argMin } from "./router.ts";
+export type { Admission } from "./admission.ts";
+export { greedyAdmission } from "./greedy_admission.ts";
+export { noEvictAdmission } from "./no_evict_admission.ts";
+export { conservativeAdmission, NEW_TOKEN_RATIO } from "./conservative_admission.ts";
 export type { EngineLoad, Router } from "./router.ts";
 export { LeastKvRouter, LeastLoadedRouter, RandomRouter, RoundRobinRouter };
 
@@ -32,3 +40,10 @@ export function makeRouter(name: "least_loaded" | "round_robin" | "least_kv" | "
       return new RandomRouter(new Rng(seed, "routing"));
   }
 }
+
+/** The admission policies by name. */
+export const ADMISSION_POLICY = {
+  greedy: greedyAdmission,
+  guaranteed_no_evict: noEvictAdmission,
+  conservative: conservativeAdmission,
+} as const satisfies Record<Admission["name"], Admission>;
