@@ -1,7 +1,8 @@
 /**
  * The fidelity report: simulated vs measured for every validation
  * scenario, the signed error of each case, and the median absolute
- * percentage error overall and per chip. Pure: results in, text out.
+ * percentage error and the median signed error (bias) overall, per engine
+ * and per chip. Pure: results in, text out.
  *
  * @module
  */
@@ -13,6 +14,8 @@ export interface FidelityRow {
   readonly scenario: string;
   /** The chip of the scenario's first instance group. */
   readonly chip: string;
+  /** The engine measured: `serving_config.engine`, else the scenario name's first word (gptfast, sglang, trtllm). */
+  readonly engine: string;
   /** Canonical metric name. */
   readonly metric: string;
   /** Simulated value. */
@@ -35,8 +38,12 @@ export interface FidelityReport {
   readonly medianAbsError: number;
   /** Largest |error|. */
   readonly maxAbsError: number;
-  /** Median |error| per chip, by chip name. */
-  readonly perChip: ReadonlyArray<{ chip: string; cases: number; medianAbsError: number }>;
+  /** Median signed error over all rows (+: the simulator is slow, −: too fast). */
+  readonly medianBias: number;
+  /** Median |error| and signed error per chip, by chip name. */
+  readonly perChip: ReadonlyArray<{ chip: string; cases: number; medianAbsError: number; medianBias: number }>;
+  /** The same per engine. */
+  readonly perEngine: ReadonlyArray<{ engine: string; cases: number; medianAbsError: number; medianBias: number }>;
 }
 
 function median(xs: number[]): number {
@@ -51,6 +58,7 @@ export function fidelityReport(results: readonly ScenarioResult[]): FidelityRepo
     r.measurements.map((m) => ({
       scenario: r.scenario.name,
       chip: r.output.plan.groups[0].device.name,
+      engine: r.output.plan.config.common.serving_config.engine ?? r.scenario.name.split("-")[0],
       metric: m.measurement.metric.name,
       simulated: m.simulated,
       measured: m.measurement.value,
@@ -60,15 +68,18 @@ export function fidelityReport(results: readonly ScenarioResult[]): FidelityRepo
     }))
   );
   const abs = rows.map((r) => Math.abs(r.error));
-  const chips = [...new Set(rows.map((r) => r.chip))].sort();
+  const by = (key: "chip" | "engine") =>
+    [...new Set(rows.map((r) => r[key]))].sort().map((name) => {
+      const e = rows.filter((r) => r[key] === name).map((r) => r.error);
+      return { name, cases: e.length, medianAbsError: median(e.map(Math.abs)), medianBias: median(e) };
+    });
   return {
     rows,
     medianAbsError: median(abs),
     maxAbsError: abs.length ? Math.max(...abs) : NaN,
-    perChip: chips.map((chip) => {
-      const e = rows.filter((r) => r.chip === chip).map((r) => Math.abs(r.error));
-      return { chip, cases: e.length, medianAbsError: median(e) };
-    }),
+    medianBias: median(rows.map((r) => r.error)),
+    perChip: by("chip").map(({ name, ...g }) => ({ chip: name, ...g })),
+    perEngine: by("engine").map(({ name, ...g }) => ({ engine: name, ...g })),
   };
 }
 
@@ -95,11 +106,15 @@ export function formatFidelityMarkdown(r: FidelityReport, pending: readonly Pend
     "",
     `**Median absolute error: ${pct(r.medianAbsError, false)}** over ${r.rows.length} cases; largest ${
       pct(r.maxAbsError, false)
-    }.`,
+    }; median signed error (bias) ${pct(r.medianBias)} (negative: the simulator is too fast).`,
     "",
-    "| chip | cases | median absolute error |",
-    "| --- | ---: | ---: |",
-    ...r.perChip.map((c) => `| ${c.chip} | ${c.cases} | ${pct(c.medianAbsError, false)} |`),
+    "| engine | cases | median absolute error | median signed error |",
+    "| --- | ---: | ---: | ---: |",
+    ...r.perEngine.map((c) => `| ${c.engine} | ${c.cases} | ${pct(c.medianAbsError, false)} | ${pct(c.medianBias)} |`),
+    "",
+    "| chip | cases | median absolute error | median signed error |",
+    "| --- | ---: | ---: | ---: |",
+    ...r.perChip.map((c) => `| ${c.chip} | ${c.cases} | ${pct(c.medianAbsError, false)} | ${pct(c.medianBias)} |`),
     "",
     "| scenario | chip | metric | simulated | measured | error | band | source |",
     "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |",
@@ -122,8 +137,10 @@ export function formatFidelityTable(r: FidelityReport): string {
   const fmt = (cells: string[]) =>
     cells.map((c, i) => (i >= 3 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join("  ");
   const out = [fmt(head), ...body.map(fmt), ""];
-  for (const c of r.perChip) {
-    out.push(`${c.chip.padEnd(28)} median |error| ${pct(c.medianAbsError, false)} over ${c.cases}`);
+  for (const c of [...r.perEngine.map((e) => ({ ...e, chip: e.engine })), ...r.perChip]) {
+    out.push(
+      `${c.chip.padEnd(28)} median |error| ${pct(c.medianAbsError, false)}, bias ${pct(c.medianBias)} over ${c.cases}`,
+    );
   }
   out.push(
     `${"ALL".padEnd(28)} median |error| ${pct(r.medianAbsError, false)} over ${r.rows.length}; largest ${
