@@ -106,11 +106,14 @@ export function describeRun(out: RunOutput): string {
       w.classes.map((c) => `${c.name}: ${describeLength(c.input)} in / ${describeLength(c.output)} out`).join("; ")
     })`
     : `${describeLength(w.input)} in / ${describeLength(w.output)} out`;
-  return `Simulated ${plan.model.id} (${params}B, ${plan.config.common.model_config.quantize_linear_action}) on ${groups}: ${
-    plural(plan.input.engines.length, "engine")
-  }, ${plural(w.numRequests, "request")} of ${w.label ?? `${lengths} at ${rate}`}${cacheNote(summary)}, ${
-    summary.simulatedSeconds.toFixed(1)
-  } s simulated`;
+  const profiles = [
+    ...new Set(plan.groups.flatMap((g) => g.serving.profile ? [g.serving.profile.resolved.record.label] : [])),
+  ];
+  return `Simulated ${plan.model.id} (${params}B, ${plan.config.common.model_config.quantize_linear_action}) on ${groups}${
+    profiles.length ? ` with the ${profiles.join(" and ")} profile` : ""
+  }: ${plural(plan.input.engines.length, "engine")}, ${plural(w.numRequests, "request")} of ${
+    w.label ?? `${lengths} at ${rate}`
+  }${cacheNote(summary)}, ${summary.simulatedSeconds.toFixed(1)} s simulated`;
 }
 
 const gib = (b: number) => b / 2 ** 30;
