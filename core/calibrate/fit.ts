@@ -14,6 +14,7 @@ import type { FileSystem } from "../config/load.ts";
 import type { Override, YamlSource } from "../config/source.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import { runSources } from "../run.ts";
+import { quantileSorted } from "../metrics/percentile.ts";
 import type { MeasuredMetrics, MeasuredRun } from "./measurements.ts";
 
 /** The constants calibration may fit. */
@@ -169,14 +170,8 @@ class Simulations {
   }
 }
 
-const median = (xs: readonly number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-};
-
 /** Median |simulated / measured − 1|. */
-const medianAbs = (errors: readonly number[]) => median(errors.map(Math.abs));
+const medianAbs = (errors: readonly number[]) => quantileSorted(errors.map(Math.abs).sort((a, b) => a - b), 0.5);
 
 /** Fits `params` on the points of `train`, from `start`. */
 function fitOn(sims: Simulations, start: FitValues, params: readonly FitParameter[], train: readonly number[]) {
