@@ -192,6 +192,7 @@ export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
         matmul_op: d.matmulOpOverhead * 1e6,
         other_op: d.otherOpOverhead * 1e6,
         step: d.stepOverhead * 1e6,
+        per_sequence: (d.seqOverhead ?? 0) * 1e6,
         collective_latency: d.collectiveLatency * 1e6,
         scale_out_latency: d.scaleOutLatency * 1e6,
       },

@@ -21,7 +21,7 @@ function main(args: string[]): number {
   }
   const m = loadManifest(args[0], denoFileSystem);
   const r = calibrate(m.setup, m.runs, { parameters: m.parameters, folds: m.folds });
-  const show = (p: string, v: number) => (p === "step_overhead" ? `${(v * 1e6).toFixed(0)} µs` : v.toFixed(3));
+  const show = (p: string, v: number) => (p.endsWith("_overhead") ? `${(v * 1e6).toFixed(0)} µs` : v.toFixed(3));
   console.log(`calibrated ${m.setup.device.name} on ${m.runs.length} runs (${r.points} measured figures)`);
   for (const p of FIT_PARAMETERS) {
     const fitted = r.parameters.includes(p);

@@ -18,12 +18,12 @@ import { quantileSorted } from "../metrics/percentile.ts";
 import type { MeasuredMetrics, MeasuredRun } from "./measurements.ts";
 
 /** The constants calibration may fit. */
-export const FIT_PARAMETERS = ["matmul", "attention", "memory", "step_overhead"] as const;
+export const FIT_PARAMETERS = ["matmul", "attention", "memory", "step_overhead", "seq_overhead"] as const;
 
 /** A fitted constant. */
 export type FitParameter = (typeof FIT_PARAMETERS)[number];
 
-/** Values of the constants: efficiencies as fractions, the step overhead in seconds. */
+/** Values of the constants: efficiencies as fractions, the host overheads (per step, per sequence) in seconds. */
 export type FitValues = Record<FitParameter, number>;
 
 /**
@@ -32,6 +32,14 @@ export type FitValues = Record<FitParameter, number>;
  * within (0, 1] as well.
  */
 export const FIT_RANGE = 4;
+
+/**
+ * The per-sequence host cost has no catalog value to scale (it is 0 until
+ * measured): it is fitted in steps of 100 µs, from 0 to this many (1 ms a
+ * sequence, well above the tens of µs engines spend).
+ */
+const SEQ_OVERHEAD_MAX = 10;
+const SEQ_OVERHEAD_UNIT = 100e-6;
 
 /** The deployment the measurements ran on. */
 export interface CalibrationSetup {
@@ -52,6 +60,7 @@ export function deviceValues(d: DeviceSpec): FitValues {
     attention: d.efficiency.attention,
     memory: d.efficiency.memory,
     step_overhead: d.stepOverhead,
+    seq_overhead: d.seqOverhead ?? 0,
   };
 }
 
@@ -86,6 +95,7 @@ export function deviceFileText(d: DeviceSpec, v: FitValues, header: readonly str
     `matmul_op_overhead_us: ${num(d.matmulOpOverhead * 1e6)}`,
     `other_op_overhead_us: ${num(d.otherOpOverhead * 1e6)}`,
     `step_overhead_us: ${num(v.step_overhead * 1e6)}`,
+    `seq_overhead_us: ${num(v.seq_overhead * 1e6)}`,
   ].join("\n") + "\n";
 }
 
@@ -179,7 +189,13 @@ function fitOn(sims: Simulations, start: FitValues, params: readonly FitParamete
   const values = (scales: number[]): FitValues => {
     const v = { ...start };
     // The fit's finite differences step past its bounds: efficiencies are held within (0, 1] here too.
-    params.forEach((p, i) => (v[p] = p === "step_overhead" ? start[p] * scales[i] : Math.min(1, start[p] * scales[i])));
+    params.forEach((p, i) => {
+      v[p] = p === "seq_overhead"
+        ? Math.max(0, scales[i]) * SEQ_OVERHEAD_UNIT
+        : p === "step_overhead"
+        ? start[p] * scales[i]
+        : Math.min(1, start[p] * scales[i]);
+    });
     return v;
   };
   const result = levenbergMarquardt(
@@ -189,10 +205,12 @@ function fitOn(sims: Simulations, start: FitValues, params: readonly FitParamete
       return (i: number) => Math.log(sims.get(v, points[i].run)[points[i].metric]!);
     },
     {
-      initialValues: params.map(() => 1),
-      // Efficiencies stay within (0, 1]; every constant within FIT_RANGE of its catalog value.
-      minValues: params.map(() => 1 / FIT_RANGE),
-      maxValues: params.map((p) => (p === "step_overhead" ? FIT_RANGE : Math.min(FIT_RANGE, 1 / start[p]))),
+      initialValues: params.map((p) => (p === "seq_overhead" ? start[p] / SEQ_OVERHEAD_UNIT : 1)),
+      // Efficiencies stay within (0, 1]; every scaled constant within FIT_RANGE of its catalog value.
+      minValues: params.map((p) => (p === "seq_overhead" ? 0 : 1 / FIT_RANGE)),
+      maxValues: params.map((p) =>
+        p === "seq_overhead" ? SEQ_OVERHEAD_MAX : p === "step_overhead" ? FIT_RANGE : Math.min(FIT_RANGE, 1 / start[p])
+      ),
       gradientDifference: 0.02,
       damping: 1,
       maxIterations: 40,

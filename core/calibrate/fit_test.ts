@@ -48,7 +48,7 @@ export function syntheticRuns(setup: CalibrationSetup, truth: FitValues): Measur
 
 Deno.test("calibrate() recovers known constants within 5% from runs the simulator measured with them", () => {
   const setup = h100Setup();
-  const truth = { matmul: 0.62, attention: 0.5, memory: 0.7, step_overhead: 900e-6 };
+  const truth = { matmul: 0.62, attention: 0.5, memory: 0.7, step_overhead: 900e-6, seq_overhead: 40e-6 };
   const r = calibrate(setup, syntheticRuns(setup, truth), { folds: 4 });
   for (const p of FIT_PARAMETERS) {
     assert.ok(Math.abs(r.fitted[p] / truth[p] - 1) < 0.05, `${p}: ${r.fitted[p]} vs ${truth[p]}`);
@@ -61,7 +61,7 @@ Deno.test("calibrate() recovers known constants within 5% from runs the simulato
 Deno.test("calibrate() keeps unfitted constants and every efficiency within (0, 1]", () => {
   const setup = h100Setup();
   // Measured as if the chip beat its peak: the fit stops at efficiency 1.
-  const truth = { matmul: 0.8, attention: 0.75, memory: 1.4, step_overhead: 500e-6 };
+  const truth = { matmul: 0.8, attention: 0.75, memory: 1.4, step_overhead: 500e-6, seq_overhead: 0 };
   const r = calibrate(
     setup,
     syntheticRuns(setup, { ...truth, memory: 1 }).map((run) => ({

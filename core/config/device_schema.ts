@@ -15,7 +15,8 @@
  * scale_out_latency_us: 20
  * matmul_op_overhead_us: 5
  * other_op_overhead_us: 2
- * step_overhead_us: 500
+ * step_overhead_us: 500         # host cost per engine step
+ * seq_overhead_us: 0            # host cost per sequence in a step (sampling, detokenization); 0 = not modelled
  * ```
  *
  * @module
@@ -51,6 +52,7 @@ export const DeviceFileSchema = mapping({
   matmul_op_overhead_us: nonNegativeNumber().default(5),
   other_op_overhead_us: nonNegativeNumber().default(2),
   step_overhead_us: nonNegativeNumber().default(500),
+  seq_overhead_us: nonNegativeNumber().default(0),
 });
 
 /** A validated device file. */
@@ -85,6 +87,7 @@ export function deviceFromFile(f: DeviceFile, fallbackName: string): DeviceSpec 
     matmulOpOverhead: f.matmul_op_overhead_us * 1e-6,
     otherOpOverhead: f.other_op_overhead_us * 1e-6,
     stepOverhead: f.step_overhead_us * 1e-6,
+    seqOverhead: f.seq_overhead_us * 1e-6,
     provenance: `device file ${fallbackName}`,
     extrapolated: false,
   };

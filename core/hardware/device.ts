@@ -64,6 +64,12 @@ export interface DeviceSpec {
   readonly otherOpOverhead: number;
   /** Fixed host cost of one engine step (scheduling, input preparation, sync), seconds. */
   readonly stepOverhead: number;
+  /**
+   * Host cost per sequence in a step (scheduling, sampling, detokenization,
+   * output processing), seconds. No catalog device has a measured value:
+   * 0 unless a device file (such as `deno task calibrate`'s) sets it.
+   */
+  readonly seqOverhead?: number;
   /** Where the efficiency and overhead numbers come from. */
   readonly provenance: string;
   /** True when a factor was carried over from another chip for lack of data. */

@@ -99,6 +99,7 @@ export class RooflineCostModel {
   #acc: TimeParts = { linear: 0, attention: 0, elementwise: 0, communication: 0 };
   #draftShape: BatchShape = emptyBatch();
   #flops: FlopCoefficients;
+  #seqOverhead: number;
   /** The FFN kinds present and how many layers use each (built once: stepTime is the hot path). */
   #ffnLayers: [FfnBlock, number][] = [];
 
@@ -140,6 +141,7 @@ export class RooflineCostModel {
       ? a.weightBytes + ((this.#moe ?? this.#dense)?.weightBytes ?? 0) + 2 * m.hidden * m.hidden * linear.weightBytes
       : 0;
     this.#flops = flopCoefficients(m);
+    this.#seqOverhead = device.seqOverhead ?? 0;
     this.devices = l.tp;
     this.peakFlops = l.tp * device.peaks[linear.peak];
     this.peakBandwidth = l.tp * device.hbmBandwidth;
@@ -262,7 +264,7 @@ export class RooflineCostModel {
 
     // Host: the fixed step cost, and the input copy (token ids, positions and
     // slot mapping as int32 per token, block tables as int32 per KV block).
-    let host = d.stepOverhead;
+    let host = d.stepOverhead + b.seqs * this.#seqOverhead;
     if (this.input.host2deviceBandwidth > 0) {
       host += (T * 12 + ((b.prefillContext + b.decodeContext) / this.input.blockSize) * 4) /
         this.input.host2deviceBandwidth;
