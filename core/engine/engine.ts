@@ -15,8 +15,8 @@
 import { emptyBatch } from "../hardware/roofline.ts";
 import type { BatchShape } from "../hardware/roofline.ts";
 import type { EngineLoad } from "../policy/router.ts";
-import { ADMISSION_POLICY } from "../policy/mod.ts";
-import type { Admission } from "../policy/mod.ts";
+import { ADMISSION_POLICY, mixedBatching, prefillFirstBatching } from "../policy/mod.ts";
+import type { Admission, BatchFormation, Phase, StepBuilder } from "../policy/mod.ts";
 import { Deque } from "./deque.ts";
 import { BlockPool } from "./kv_cache.ts";
 import { blockKeys, PrefixCache } from "./prefix_cache.ts";
@@ -99,6 +99,10 @@ export class Engine implements EngineLoad {
   reserved = 0;
   /** How requests are admitted (core/policy). */
   readonly admission: Admission;
+  /** How a step is filled (core/policy). */
+  readonly batching: BatchFormation;
+  /** What the batching policy may do to the next step (built once: the scheduler's hot path). */
+  readonly #step: StepBuilder;
   /** Prefill role: requests whose prompt is done, to hand to a decode engine (drained by the simulator). */
   readonly handoff: Request[] = [];
   /** Decode role: requests whose KV has landed, waiting for a seat in the batch. */
@@ -152,6 +156,14 @@ export class Engine implements EngineLoad {
     this.spec = spec;
     this.kv = new BlockPool(spec.kvBlocks);
     this.admission = ADMISSION_POLICY[spec.admission];
+    this.batching = spec.mixPrefillDecode ? mixedBatching : prefillFirstBatching;
+    const only: Record<Phase, number> = { prefill: PREFILL_ONLY, decode: DECODE_ONLY, all: ALL };
+    this.#step = {
+      maxTokens: spec.maxTokens,
+      serveRunning: (budget, phase) => this.#scheduleRunning(budget, only[phase]),
+      admitWaiting: (budget) => this.#admit(budget),
+      scheduledTokens: () => this.shape.tokens,
+    };
     if (spec.prefixCaching) this.cache = new PrefixCache();
   }
 
@@ -319,21 +331,7 @@ export class Engine implements EngineLoad {
       b.prefillContext =
         0;
     b.decodeSeqs = b.decodeTokens = b.decodeContext = 0;
-    let left: number;
-    if (!s.mixPrefillDecode) {
-      // Prefill-first (SGLang's default, vLLM v0): a step carries prefill
-      // chunks only, or, when no prefill can run, the decodes of every
-      // running request.
-      left = this.#scheduleRunning(s.maxTokens, PREFILL_ONLY);
-      if (left >= 0) this.#admit(left);
-      if (b.tokens > 0) return 1;
-      const preempted = left < 0;
-      left = this.#scheduleRunning(s.maxTokens, DECODE_ONLY);
-      if (preempted) left = -1;
-    } else {
-      left = this.#scheduleRunning(s.maxTokens, ALL);
-      if (left >= 0) this.#admit(left);
-    }
+    const left = this.batching.form(this.#step);
     return b.tokens > 0 ? 1 : left < 0 ? -1 : 0;
   }
 

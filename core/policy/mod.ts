@@ -19,6 +19,9 @@ export type { Admission } from "./admission.ts";
 export { greedyAdmission } from "./greedy_admission.ts";
 export { noEvictAdmission } from "./no_evict_admission.ts";
 export { conservativeAdmission, NEW_TOKEN_RATIO } from "./conservative_admission.ts";
+export type { BatchFormation, Phase, StepBuilder } from "./batching.ts";
+export { mixedBatching } from "./mixed_batching.ts";
+export { prefillFirstBatching } from "./prefill_first_batching.ts";
 export type { EngineLoad, Router } from "./router.ts";
 export { LeastKvRouter, LeastLoadedRouter, RandomRouter, RoundRobinRouter };
 
