@@ -16,9 +16,8 @@
  *
  * @module
  */
-import { dirname, isAbsolute, join } from "node:path";
 import { z } from "zod";
-import { loadConfigSources, readYaml } from "../config/load.ts";
+import { loadConfigSources, readYaml, resolveFrom } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
 import { mapping, nonNegativeInt } from "../config/schema.ts";
 import { validate } from "../config/validate.ts";
@@ -67,7 +66,7 @@ export interface Manifest {
 export function loadManifest(file: string, fs: FileSystem): Manifest {
   const src = readYaml(file, fs);
   const m = validate(src, ManifestSchema);
-  const rel = (p: string) => (isAbsolute(p) ? p : join(dirname(file), p));
+  const rel = (p: string) => resolveFrom(file, p);
   const instancePaths = (Array.isArray(m.instance_config) ? m.instance_config : [m.instance_config]).map(rel);
   const instances = instancePaths.map((p) => readYaml(p, fs));
   const common = readYaml(rel(m.common_config), fs);

@@ -223,7 +223,8 @@ export function readYaml(path: string, fs: FileSystem = denoFileSystem): YamlSou
   return new YamlSource(path, text);
 }
 
-const resolveFrom = (file: string, p: string) => (isAbsolute(p) ? p : join(dirname(file), p));
+/** A path as written in `file`: absolute as it is, else relative to the file's folder. */
+export const resolveFrom = (file: string, p: string): string => (isAbsolute(p) ? p : join(dirname(file), p));
 /** Explicit paths: `./x`, `../x`, `/x`, `~/x`, or a file name with an extension. */
 const looksLikePath = (s: string) => /^(\.{1,2}[\\/]|[\\/]|~)|\.(ya?ml|json)$/i.test(s);
 

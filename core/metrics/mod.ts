@@ -6,6 +6,7 @@
 export { quantileCounted, quantileSorted } from "./percentile.ts";
 export {
   ALL_STATISTICS,
+  columnOf,
   EXT_COLUMNS,
   METRIC_COLUMNS,
   OVERALL_KEYS,

@@ -147,6 +147,11 @@ export interface PrefixCacheStats {
   readonly hitTokens: number;
 }
 
+/** The statistics of a column of either table (the guide's or the ext one). */
+export function columnOf(s: Pick<Summary, "perMetric" | "extMetric">, column: MetricColumn | ExtColumn): ColumnStats {
+  return (s.perMetric as Record<string, ColumnStats>)[column] ?? (s.extMetric as Record<string, ColumnStats>)[column];
+}
+
 /** Quantile of each statistic (AVERAGE is computed apart). */
 const QUANTILE: Record<Exclude<Statistic, "AVERAGE">, number> = {
   MIN: 0,

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { columnOf } from "../metrics/summary.ts";
 import type { ColumnStats, Summary } from "../metrics/summary.ts";
 import { formatFrame, formatKeyValue } from "./table.ts";
 
@@ -23,11 +24,6 @@ export const EXT_TABLE_COLUMNS = [
 /** Rows of the ext latency table, in order. */
 export const EXT_TABLE_ROWS = ["AVERAGE", "MEDIAN", "P90", "P95", "P99", "P99.9", "MAX"] as const;
 
-/** The statistics of a column of either table. */
-function column(s: Summary, c: string): ColumnStats {
-  return (s.perMetric as Record<string, ColumnStats>)[c] ?? (s.extMetric as Record<string, ColumnStats>)[c];
-}
-
 /**
  * Renders the ext section.
  *
@@ -37,7 +33,11 @@ function column(s: Summary, c: string): ColumnStats {
 export function formatExtSection(s: Summary): string {
   const lines = ["======== Latency Tails, from Send and from Arrival (ext) ========"];
   lines.push(
-    ...formatFrame(EXT_TABLE_COLUMNS, EXT_TABLE_ROWS, (c, r) => column(s, c)[r as keyof ColumnStats]),
+    ...formatFrame(
+      EXT_TABLE_COLUMNS,
+      EXT_TABLE_ROWS,
+      (c, r) => columnOf(s, c as (typeof EXT_TABLE_COLUMNS)[number])[r as keyof ColumnStats],
+    ),
   );
   lines.push("======== Load and Headroom (ext) ========");
   const l = s.load;

@@ -229,12 +229,31 @@ export function holds(b: Bound, actual: number, expected: number): boolean {
       return actual > expected;
     case ">=":
       return actual >= expected;
-    case "==": {
-      const t = b.tolerance;
-      const allowed = t
-        ? (t.relative ? t.amount * Math.abs(expected) : t.amount)
-        : 1e-9 * Math.max(1, Math.abs(expected));
-      return Math.abs(actual - expected) <= allowed;
-    }
+    case "==":
+      return Math.abs(actual - expected) <= allowedDifference(b, expected);
+  }
+}
+
+/** The difference `==` accepts: the tolerance, or a relative 1e-9 without one. */
+function allowedDifference(b: Bound, expected: number): number {
+  const t = b.tolerance;
+  return t ? (t.relative ? t.amount * Math.abs(expected) : t.amount) : 1e-9 * Math.max(1, Math.abs(expected));
+}
+
+/**
+ * How far `actual` is from breaking the bound (negative: broken; -Infinity
+ * when either side has no value): seeds are ranked by it.
+ */
+export function margin(b: Bound, actual: number, expected: number): number {
+  if (Number.isNaN(actual) || Number.isNaN(expected)) return -Infinity;
+  switch (b.op) {
+    case "<":
+    case "<=":
+      return expected - actual;
+    case ">":
+    case ">=":
+      return actual - expected;
+    case "==":
+      return allowedDifference(b, expected) - Math.abs(actual - expected);
   }
 }

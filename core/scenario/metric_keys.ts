@@ -31,8 +31,8 @@
  *
  * @module
  */
-import { ALL_STATISTICS, EXT_COLUMNS, METRIC_COLUMNS, OVERALL_KEYS } from "../metrics/summary.ts";
-import type { ColumnStats, ExtColumn, MetricColumn, OverallKey, Statistic, Summary } from "../metrics/summary.ts";
+import { ALL_STATISTICS, columnOf, EXT_COLUMNS, METRIC_COLUMNS, OVERALL_KEYS } from "../metrics/summary.ts";
+import type { ExtColumn, MetricColumn, OverallKey, Statistic, Summary } from "../metrics/summary.ts";
 
 /** What a metric is measured in. */
 export type MetricUnit = "s" | "req/s" | "tok/s" | "tokens" | "fraction" | "count";
@@ -156,11 +156,6 @@ export const METRIC_KEY_NAMES: readonly string[] = [
   ...OVERALL_KEYS,
   ...RUN_METRICS,
 ];
-
-/** The statistics of a column of either table. */
-function columnOf(s: Summary, c: Column): ColumnStats {
-  return (s.perMetric as Record<string, ColumnStats>)[c] ?? (s.extMetric as Record<string, ColumnStats>)[c];
-}
 
 /** Splits `<column>.<statistic>`; the statistic may hold a dot itself (`p99.9`). */
 function splitStat(k: string): [string, Statistic] | undefined {

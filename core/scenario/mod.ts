@@ -4,7 +4,7 @@
  *
  * @module
  */
-export { evalExpr, exprRefs, holds, OPERATORS, parseBound, parseExpr } from "./assertion.ts";
+export { evalExpr, exprRefs, holds, margin, OPERATORS, parseBound, parseExpr } from "./assertion.ts";
 export type { Bound, Expr, Operator, Tolerance } from "./assertion.ts";
 export { METRIC_KEY_NAMES, resolveMetric } from "./metric_keys.ts";
 export type { MetricRef } from "./metric_keys.ts";

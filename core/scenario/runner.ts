@@ -19,7 +19,7 @@ import type { LoadStats } from "../metrics/load.ts";
 import { runSources } from "../run.ts";
 import { overloadSummary } from "../report/diagnostics.ts";
 import type { RunOutput } from "../run.ts";
-import { evalExpr, holds } from "./assertion.ts";
+import { evalExpr, holds, margin } from "./assertion.ts";
 import type { Bound } from "./assertion.ts";
 import { compareBaseline, readBaseline, snapshot } from "./baseline.ts";
 import { resolveMetric } from "./metric_keys.ts";
@@ -195,29 +195,6 @@ function read(out: RunOutput | undefined, name: string): number {
   return out && m ? m.read(out.summary) : NaN;
 }
 
-/**
- * How far `actual` is from breaking the bound (negative: broken; -Infinity
- * when it has no value): the order in which seeds are ranked.
- */
-function margin(b: Bound, actual: number, expected: number): number {
-  if (Number.isNaN(actual) || Number.isNaN(expected)) return -Infinity;
-  switch (b.op) {
-    case "<":
-    case "<=":
-      return expected - actual;
-    case ">":
-    case ">=":
-      return actual - expected;
-    case "==": {
-      const t = b.tolerance;
-      const allowed = t
-        ? (t.relative ? t.amount * Math.abs(expected) : t.amount)
-        : 1e-9 * Math.max(1, Math.abs(expected));
-      return allowed - Math.abs(actual - expected);
-    }
-  }
-}
-
 /** Ascending order of two numbers (-Infinity and Infinity included). */
 const cmp = (a: number, b: number) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -277,11 +254,14 @@ function judge(
   return { ...per[index], index, values: per.map((p) => p.actual) };
 }
 
+/** Which seed is judged: "worst", or "quantile 0.5". */
+const judgedSeed = (s: Scenario) => (s.seeds.quantile === 1 ? "worst" : `quantile ${s.seeds.quantile}`);
+
 /** "(worst of 3 seeds, 0.198–0.213)" when there are several seeds, else "". */
 function spread(s: Scenario, values: readonly number[]): string {
   if (values.length < 2) return "";
   const ok = values.filter((v) => !Number.isNaN(v));
-  const which = s.seeds.quantile === 1 ? "worst" : `quantile ${s.seeds.quantile}`;
+  const which = judgedSeed(s);
   const range = ok.length ? `, ${show(Math.min(...ok))}–${show(Math.max(...ok))}` : "";
   return ` (${which} of ${values.length} seeds${range})`;
 }
@@ -341,9 +321,7 @@ function verdictOf(
     const rhs = a.bound.text.slice(a.bound.op.length + 1);
     why.push(`${value} ${BROKEN[a.bound.op]} ${rhs}${a.bound.rhs.kind === "num" ? "" : ` (= ${show(j.expected)})`}`);
   }
-  const seeds = outs.length > 1
-    ? ` (${s.seeds.quantile === 1 ? "worst" : `quantile ${s.seeds.quantile}`} of ${outs.length} seeds)`
-    : "";
+  const seeds = outs.length > 1 ? ` (${judgedSeed(s)} of ${outs.length} seeds)` : "";
   return { pass: why.length === 0, why: why.length ? why.join("; ") + seeds : "" };
 }
 

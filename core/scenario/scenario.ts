@@ -6,10 +6,10 @@
  *
  * @module
  */
-import { dirname, isAbsolute, join } from "node:path";
+import { dirname, join } from "node:path";
 import { z } from "zod";
 import type { SourceLocation } from "../config/errors.ts";
-import { readYaml } from "../config/load.ts";
+import { readYaml, resolveFrom } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
 import {
   CommonFileSchema,
@@ -387,7 +387,7 @@ function configRef(
   extra: ScenarioOverride[],
   complete = true,
 ): ConfigRef {
-  const rel = (p: string) => (isAbsolute(p) ? p : join(dirname(src.file), p));
+  const rel = (p: string) => resolveFrom(src.file, p);
   if (v.instance_config !== undefined && v.instances !== undefined) {
     src.fail([...at, "instances"], "give instance_config or instances, not both");
   }
