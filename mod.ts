@@ -53,6 +53,7 @@ export type {
   FileSystem,
   FixedLengthLoadGen,
   GroupPlan,
+  HostCosts,
   InstanceGroupConfig,
   LengthDistConfig,
   LoadedConfig,
@@ -79,7 +80,7 @@ export type {
 } from "./core/config/mod.ts";
 export { kvBytesPerToken, MODEL_CATALOG, modelSpecFromHf, paramCounts } from "./core/model/mod.ts";
 export type { FieldError, HfConfig, MlaSpec, ModelSpec, MoeSpec, ParamCounts } from "./core/model/mod.ts";
-export { DEVICE_CATALOG, Kernels, planMemory, RooflineCostModel } from "./core/hardware/mod.ts";
+export { DEVICE_CATALOG, Kernels, KernelTables, planMemory, RooflineCostModel } from "./core/hardware/mod.ts";
 export type {
   BatchShape,
   CollectiveKind,
@@ -87,6 +88,7 @@ export type {
   DeviceSpec,
   Efficiencies,
   EngineLayout,
+  KernelTableEngine,
   LayerShapes,
   LinearQuant,
   MatrixPeaks,

@@ -144,6 +144,8 @@ export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
             since: g.serving.profile.resolved.record.since,
             source: g.serving.profile.resolved.record.source,
             supplied: g.serving.profile.supplied,
+            kernel_tables: g.cost.kernels.tables?.label ?? null,
+            host_costs: g.serving.profile.resolved.record.host ?? null,
           },
         }
         : {}),

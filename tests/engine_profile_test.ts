@@ -67,6 +67,33 @@ Deno.test("a profile's defaults reach the engines and the JSON deployment sectio
   assert.equal(plain.plan.input.engines[0].prefixCaching, false);
 });
 
+Deno.test("a vLLM profile times the engine with vLLM's kernel tables and its version's host costs; a device file keeps its own", () => {
+  const v1 = run(SMALL(", engine: vllm, engine_version: 0.10.0"));
+  const doc = JSON.parse(runJson(v1)).deployment[0];
+  assert.match(doc.engine_profile.kernel_tables, /AIConfigurator vllm 0\.24\.0/);
+  assert.equal(doc.engine_profile.host_costs.stepUs, 1970);
+  assert.equal(doc.overheads_us.step, 1970);
+  assert.equal(doc.overheads_us.per_sequence, 75);
+  // V0 records carry their own.
+  const v0 = JSON.parse(runJson(run(SMALL(", engine: vllm, engine_version: 0.6.3")))).deployment[0];
+  assert.equal(v0.overheads_us.step, 8300);
+  // TensorRT-LLM has kernel tables but no calibrated host costs: the device's 500 µs stays.
+  const trt = JSON.parse(runJson(run(SMALL(", engine: trtllm")))).deployment[0];
+  assert.match(trt.engine_profile.kernel_tables, /trtllm/);
+  assert.equal(trt.overheads_us.step, 500);
+  // A device file is the user's own measurement: its step cost wins over the profile's.
+  const fs = memoryFs({
+    "i.yaml": `instance_groups:
+  - {num_instances: 1, num_devices_per_instance: 2, device_type: mine.yaml, pd_role: both}
+`,
+    "mine.yaml": Deno.readTextFileSync(new URL("./testdata/device_h100_like.yaml", import.meta.url)),
+    "c.yaml": SMALL(", engine: vllm, engine_version: 0.10.0"),
+  });
+  const own = JSON.parse(runJson(runFiles(["i.yaml"], "c.yaml", { fs }))).deployment[0];
+  assert.equal(own.overheads_us.step, 700);
+  assert.equal(own.engine_profile.kernel_tables, null); // not a GPU the tables name
+});
+
 Deno.test("an unknown engine is a located error naming the choices", () => {
   assert.throws(
     () => run(SMALL(", engine: tgi")),

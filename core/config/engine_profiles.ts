@@ -6,13 +6,14 @@
  *
  * Each record says where its values come from (the engine's own defaults in
  * its source code or sample configuration, for the versions named). The
- * records cover scheduling and batching defaults; engine-specific step
- * costs (host overheads per sequence, CUDA-graph padding) are not in them
- * yet.
+ * records cover scheduling and batching defaults, whose measured kernel
+ * tables time the engine's kernels (`kernels`), and the host costs of a
+ * version where a public calibration set pins them (`host`).
  *
  * @module
  */
 import type { ServingConfig } from "./types.ts";
+import type { KernelTableEngine } from "../hardware/mod.ts";
 
 /** Engines with a profile. */
 export const ENGINES = ["vllm", "sglang", "trtllm", "mindie", "lmdeploy"] as const;
@@ -55,7 +56,67 @@ export interface ProfileRecord {
   readonly source: string;
   /** The defaults for a device and TP size. */
   readonly defaults: (c: ProfileContext) => ProfileDefaults;
+  /**
+   * Whose measured kernel tables (core/hardware/data/aiconfigurator) time
+   * this engine's GEMMs, attention and all-reduce on the GPUs they cover;
+   * none: the roofline with the device's constant efficiencies.
+   */
+  readonly kernels?: KernelTableEngine;
+  /**
+   * The engine's host costs, where public runs of this version pin them:
+   * they replace a catalog device's step and per-sequence costs (a device
+   * file's own values, such as `deno task calibrate` writes, are kept).
+   */
+  readonly host?: HostCosts;
 }
+
+/** Host costs of an engine version, and the runs they were fitted to. */
+export interface HostCosts {
+  /** Fixed cost of one engine step, µs. */
+  readonly stepUs: number;
+  /** Cost per sequence in a step, µs. */
+  readonly seqUs: number;
+  /** The calibration runs (never validation cases) and how the values were fitted. */
+  readonly source: string;
+}
+
+/**
+ * vLLM V1 (0.8 and later) on 8 × MI300X: fitted by `deno task calibrate`
+ * (step and per-sequence cost; the device's HBM efficiency fitted beside
+ * them stayed at the catalog's 0.80) to AMD's benchmark_latency sweep of
+ * Llama-3.1-70B FP8 at TP8, 128 in / 2,048 out, batch 1–128 (ROCM-L01..L08
+ * of docs/validation-candidates.md; core/hardware/data/calibration/
+ * mi300x-vllm-0.10). Median error 35% → 1.7% (4-fold cross-validated
+ * 2.4%). A lumped figure: host work (scheduling, input preparation,
+ * sampling, output processing) and whatever per-step and per-sequence GPU
+ * cost the kernel model leaves out on that stack. Those rows are a
+ * calibration set and never a validation case.
+ */
+const VLLM_V1_HOST: HostCosts = {
+  stepUs: 1970,
+  seqUs: 75,
+  source:
+    "fitted to ROCM-L01..L08 (vLLM 0.10.0, Llama-3.1-70B FP8, 8×MI300X TP8, 128/2048, batch 1-128; calibration set core/hardware/data/calibration/mi300x-vllm-0.10)",
+};
+
+/**
+ * vLLM V0 (0.6–0.7): fitted to dstack's benchmark_throughput runs of
+ * Llama-3.1-405B FP8 on 8 × H100 at TP8, 128 in / 2,048 out, batch 4–32
+ * (D405-01..D405-04; core/hardware/data/calibration/h100-vllm-0.6.3), with
+ * vLLM's measured kernel tables: a step costs 8.1–8.9 ms more than the
+ * kernels at every batch (least squares: 8.3 ms, no per-sequence slope).
+ * V0 schedules, prepares inputs and broadcasts them to the TP workers on
+ * the critical path of every step (vLLM's v0.6.0 performance post measured
+ * the GPU idle for most of each step before its fixes). Batch 64 (D405-05)
+ * runs 26 ms slower per step for reasons the data does not show and is
+ * left out of the fit.
+ */
+const VLLM_V0_HOST: HostCosts = {
+  stepUs: 8300,
+  seqUs: 0,
+  source:
+    "fitted to D405-01..D405-04 (vLLM 0.6.3, Llama-3.1-405B FP8, 8×H100 TP8, 128/2048, batch 4-32; calibration set core/hardware/data/calibration/h100-vllm-0.6.3)",
+};
 
 const GiB = 2 ** 30;
 
@@ -65,8 +126,10 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     engine: "vllm",
     since: "0.6.0",
     label: "vLLM V0 engine (0.6–0.7)",
+    host: VLLM_V0_HOST,
     source:
       "vLLM 0.6–0.7 EngineArgs: prefix caching off by default; chunked prefill on for long-context models (as Llama-3.1) with an API-server budget of 2,048 tokens and max_num_seqs 256; decodes and prefill chunks share a step",
+    kernels: "vllm",
     defaults: () => ({
       max_tokens_budget: 2048,
       max_num_seqs: 256,
@@ -80,8 +143,10 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     engine: "vllm",
     since: "0.8.0",
     label: "vLLM V1 engine (0.8)",
+    host: VLLM_V1_HOST,
     source:
       "vLLM 0.8 EngineArgs._set_default_args_v1: V1 always uses chunked prefill and enables prefix caching by default; API server: max_num_batched_tokens 2,048, max_num_seqs 256; the V1 scheduler mixes prefill chunks and decodes and preempts by recomputation",
+    kernels: "vllm",
     defaults: () => ({
       max_tokens_budget: 2048,
       max_num_seqs: 256,
@@ -95,8 +160,10 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     engine: "vllm",
     since: "0.9.0",
     label: "vLLM V1 engine (0.9 and later)",
+    host: VLLM_V1_HOST,
     source:
       "vLLM EngineArgs.get_batch_defaults (0.9 and later): on devices with at least 70 GiB other than A100 (H100, H200, MI300X) the API server takes max_num_batched_tokens 8,192 and max_num_seqs 1,024, elsewhere 2,048 and 256 (A100 excluded after vLLM PR #17885 measured lower throughput with the larger budget); prefix caching on, chunked prefill always. The first release with this split is taken as 0.9.0 (not pinned down)",
+    kernels: "vllm",
     defaults: (c) => {
       const large = c.memoryBytes >= 70 * GiB && !/a100/i.test(c.deviceName);
       return {
@@ -115,6 +182,9 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     label: "SGLang (0.4)",
     source:
       "SGLang 0.4 ServerArgs: chunked_prefill_size 8,192 (2,048 below 25 GB), mem_fraction_static 0.88 / 0.87 / 0.85 / 0.81 at TP 1 / 2 / 4 / 8, radix cache on, enable_mixed_chunk off (a step is prefill-only when a prefill can run), decode requests retracted (recomputed) when memory runs out",
+    // SGLang runs the same library kernels as vLLM on NVIDIA (FlashInfer / FlashAttention-3 attention,
+    // cuBLAS and CUTLASS FP8 GEMMs, a custom all-reduce): vLLM's measured tables stand for them.
+    kernels: "vllm",
     defaults: (c) => ({
       max_tokens_budget: c.memoryBytes < 25e9 ? 2048 : 8192,
       enable_chunked_prefill: true,
@@ -130,6 +200,9 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     label: "SGLang (0.4.7 and later)",
     source:
       "SGLang ServerArgs, later 0.4 and 0.5 releases: chunked_prefill_size by device memory: 2,048 below 35 GB, 8,192 below 160 GB (H100, H200, A100), 16,384 above (B200, MI300X); otherwise as 0.4. The first release with these tiers is taken as 0.4.7 (not pinned down)",
+    // SGLang runs the same library kernels as vLLM on NVIDIA (FlashInfer / FlashAttention-3 attention,
+    // cuBLAS and CUTLASS FP8 GEMMs, a custom all-reduce): vLLM's measured tables stand for them.
+    kernels: "vllm",
     defaults: (c) => ({
       max_tokens_budget: c.memoryBytes < 35 * 2 ** 30 ? 2048 : c.memoryBytes < 160 * 2 ** 30 ? 8192 : 16384,
       enable_chunked_prefill: true,
@@ -145,6 +218,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     label: "TensorRT-LLM (0.12 and later)",
     source:
       "TensorRT-LLM BuildConfig and executor defaults (0.12 and later): max_num_tokens 8,192, max_batch_size 2,048, capacity scheduler GUARANTEED_NO_EVICT, chunked context off, in-flight batching mixes context and generation requests in one step; KV block reuse off in the TensorRT engine flow",
+    kernels: "trtllm",
     defaults: () => ({
       max_tokens_budget: 8192,
       max_num_seqs: 2048,

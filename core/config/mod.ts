@@ -46,6 +46,7 @@ export type { GroupPlan, PlanOptions, SimulationPlan } from "./plan.ts";
 export { applyProfile, ENGINES, PROFILE_RECORDS, resolveProfile } from "./engine_profiles.ts";
 export type {
   EngineName,
+  HostCosts,
   ProfileContext,
   ProfileDefaults,
   ProfiledServing,

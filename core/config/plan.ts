@@ -12,6 +12,8 @@ import type { LinearQuant } from "../hardware/quant.ts";
 import { planMemory } from "../hardware/memory.ts";
 import type { MemoryPlan } from "../hardware/memory.ts";
 import { RooflineCostModel } from "../hardware/roofline.ts";
+import { KernelTables } from "../hardware/kernel_tables.ts";
+import { DEVICE_CATALOG } from "../hardware/devices.ts";
 import { decodeBatch } from "../hardware/batch.ts";
 import type { EngineLayout } from "../hardware/layout.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
@@ -177,6 +179,24 @@ function layoutOf(g: LoadedGroup, model: ModelSpec, notices: string[]): { layout
   return { layout: { tp, dp, dcp, mlpTp, mlpDp, lmheadTp, lmheadDp, ep, moeTp, moeDp }, dp };
 }
 
+/** A catalog device with the host costs of the group's engine profile, when it has some; a device file as it is. */
+function withHostCosts(d: DeviceSpec, p: ProfiledServing): DeviceSpec {
+  const host = p.profile?.resolved.record.host;
+  if (!host || DEVICE_CATALOG[d.name] !== d) return d;
+  return {
+    ...d,
+    stepOverhead: host.stepUs * 1e-6,
+    seqOverhead: host.seqUs * 1e-6,
+    provenance: `${d.provenance}; host costs of the ${p.profile!.resolved.record.label} profile`,
+  };
+}
+
+/** The measured kernel tables of a group's engine on its device, when its profile names some and the GPU has them. */
+function kernelTablesOf(p: ProfiledServing, device: string): KernelTables | undefined {
+  const engine = p.profile?.resolved.record.kernels;
+  return engine ? KernelTables.of(device, engine) : undefined;
+}
+
 /**
  * Resolves a loaded configuration into engines.
  *
@@ -197,12 +217,12 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
   const engines: EngineSpec[] = [];
   for (const [index, g] of cfg.groups.entries()) {
     const { layout, dp } = layoutOf(g, model, notices);
-    const device = g.device;
     const profiled = applyProfile(sc, written, {
-      deviceName: device.name,
-      memoryBytes: device.memoryBytes,
+      deviceName: g.device.name,
+      memoryBytes: g.device.memoryBytes,
       tp: layout.tp,
     });
+    const device = withHostCosts(g.device, profiled);
     const notice = profiled.profile?.resolved.notice;
     if (notice && !notices.includes(notice)) notices.push(notice);
     const gs = profiled.serving;
@@ -219,6 +239,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       host2deviceBandwidth: mc.enable_preprocessing_modeling ? comm.host2device_bandwidth * comm.host2device_rate : 0,
       blockSize: gs.block_size,
       draftTokens: mc.num_mtp_tokens,
+      kernelTables: kernelTablesOf(profiled, device.name),
     });
     const memory = planMemory(cost, {
       memoryFraction: gs.kv_cache_memory_fraction,

@@ -76,16 +76,23 @@ export function gqaBlock(a: AttentionInput): AttentionBlock {
       const T = b.tokens;
       acc.linear += k.gemm(T, qkvN, m.hidden, wb, peak) + k.gemm(T, m.hidden, hpr * hd, wb, peak);
       if (b.prefillTokens > 0) {
-        acc.attention += k.attention(
+        // A whole causal prompt of L tokens has L²/2 pairs: 2·pairs/tokens is its length.
+        acc.attention += k.prefillAttention(
           (4 * hpr * hd * b.prefillPairs) / dcp,
           b.prefillContext * kvBytesPerToken + b.prefillTokens * qo,
+          (2 * b.prefillPairs) / b.prefillTokens,
+          kvpr,
         );
       }
       if (b.decodeSeqs > 0) {
         // Every query token of a sequence (1, or 1 + drafts with MTP) attends to its context.
-        acc.attention += k.attention(
+        acc.attention += k.decodeAttention(
           (4 * hpr * hd * b.decodeContext * (b.decodeTokens / b.decodeSeqs)) / dcp,
           b.decodeContext * kvBytesPerToken + b.decodeTokens * qo,
+          b.decodeSeqs,
+          b.decodeContext / b.decodeSeqs / dcp,
+          kvpr,
+          a.kvb,
         );
       }
       acc.elementwise += k.stream(T * elementwisePerToken, ops);

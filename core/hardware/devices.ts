@@ -283,7 +283,10 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     memoryBytes: 192 * GiB,
     hbmBandwidth: 5.3 * T,
     peaks: { bf16: 1307 * T, fp16: 1307 * T, fp8: 2615 * T, int8: 2600 * T, fp4: 0 },
-    // matmul: 668–782 of 1,307 BF16 (51–60%, §1), mid-range 0.55.
+    // matmul: 668–782 of 1,307 BF16 (51–60%, §1), mid-range 0.55. memory: 0.80 of 5.3 TB/s, confirmed on
+    // MI300X itself: `deno task calibrate` on AMD's vLLM decode sweep of Llama-3.1-70B FP8 at TP8, batch
+    // 1–128 (core/hardware/data/calibration/mi300x-vllm-0.10), fitting HBM efficiency beside the host
+    // costs, returns 0.802.
     efficiency: {
       matmul: 0.55,
       matmulLowPrecision: 0.55 * LOW_PRECISION_RATIO,
@@ -293,7 +296,8 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     },
     scaleUpBandwidth: 7 * 64 * G, // Infinity Fabric: 64 GB/s to each of 7 peers
     scaleOutBandwidth: 50 * G,
-    provenance: "measured matmul on MI300X (§1); attention and HBM assumed below H100's",
+    provenance:
+      "measured matmul on MI300X (§1); HBM efficiency fitted to a public vLLM decode sweep on MI300X (calibration set mi300x-vllm-0.10); attention assumed below H100's",
     extrapolated: true,
   }),
 });

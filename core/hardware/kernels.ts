@@ -7,6 +7,7 @@
  * @module
  */
 import type { DeviceSpec, MatrixPeaks } from "./device.ts";
+import type { KernelTables } from "./kernel_tables.ts";
 
 /** Activations are BF16 throughout. */
 export const ACT_BYTES = 2;
@@ -54,16 +55,22 @@ export class Kernels {
   readonly device: DeviceSpec;
   /** Seconds per byte streamed from HBM at the achieved bandwidth. */
   readonly byteTime: number;
+  /** The engine's measured kernel tables on this device, when the deployment names an engine that has them. */
+  readonly tables?: KernelTables;
   #flopTime: Record<keyof MatrixPeaks, number>;
   #attnFlopTime: number;
+  #rawByteTime: number;
 
   /**
    * Precomputes the achieved rates of a device.
    *
    * @param device the accelerator
+   * @param tables measured kernel times that replace the roofline where they apply
    */
-  constructor(device: DeviceSpec) {
+  constructor(device: DeviceSpec, tables?: KernelTables) {
     this.device = device;
+    this.tables = tables;
+    this.#rawByteTime = 1 / device.hbmBandwidth;
     const e = device.efficiency;
     this.byteTime = 1 / (device.hbmBandwidth * e.memory);
     const t = (peak: number, eff: number) => (peak > 0 ? 1 / (peak * eff) : Infinity);
@@ -90,6 +97,18 @@ export class Kernels {
    */
   gemm(m: number, n: number, k: number, wb: number, peak: keyof MatrixPeaks, weightShare = 1): number {
     if (m <= 0) return 0;
+    if (this.tables && weightShare === 1) {
+      const dtype = (peak === "bf16" || peak === "fp16") && wb === 2
+        ? "bf16"
+        : peak === "fp8" && wb === 1
+        ? "fp8"
+        : undefined;
+      const t = dtype && this.tables.gemm(m, n, k, dtype);
+      // A model streams every layer's weights from HBM once per step: no
+      // faster than the bandwidth, whatever a benchmark re-reading one
+      // matrix from L2 measured.
+      if (t) return Math.max(t, n * k * wb * this.#rawByteTime);
+    }
     const compute = 2 * paddedRows(m) * n * k * this.#flopTime[peak];
     const memory = (n * k * wb * weightShare + m * (n + k) * ACT_BYTES) * this.byteTime;
     return roofline(compute, memory) + this.device.matmulOpOverhead;
@@ -100,6 +119,29 @@ export class Kernels {
     const c = flops * this.#attnFlopTime;
     const m = bytes * this.byteTime;
     return (c > m ? c : m) + this.device.matmulOpOverhead;
+  }
+
+  /**
+   * Decode attention of one layer: `seqs` sequences with `context` KV
+   * tokens on average, `kvHeads` KV heads on the device at `kvBytes` per
+   * value; `flops` and `bytes` for the roofline when no table applies.
+   */
+  decodeAttention(
+    flops: number,
+    bytes: number,
+    seqs: number,
+    context: number,
+    kvHeads: number,
+    kvBytes: number,
+  ): number {
+    const t = this.tables?.decodeAttention(seqs, context, kvHeads, kvBytes, bytes);
+    return t === undefined ? this.attention(flops, bytes) : Math.max(t, bytes * this.#rawByteTime);
+  }
+
+  /** Causal prefill attention of one layer over sequences of about `seqLen` tokens. */
+  prefillAttention(flops: number, bytes: number, seqLen: number, kvHeads: number): number {
+    const t = this.tables?.prefillAttention(flops, seqLen, kvHeads);
+    return t === undefined ? this.attention(flops, bytes) : Math.max(t, bytes * this.#rawByteTime);
   }
 
   /** Memory-bound kernels moving `bytes`, with `ops` launches. */
@@ -132,6 +174,10 @@ export class Kernels {
     if (ranks <= 1 || bytes <= 0) return 0;
     const d = this.device;
     const crossNode = ranks > d.devicesPerNode;
+    if (kind === "all_reduce" && !crossNode && this.tables) {
+      const t = this.tables.allReduce(ranks, bytes);
+      if (t !== undefined) return t;
+    }
     const bw = (crossNode ? d.scaleOutBandwidth : d.scaleUpBandwidth) * d.efficiency.link;
     const share = kind === "all_reduce" ? (2 * (ranks - 1)) / ranks : (ranks - 1) / ranks;
     return d.collectiveLatency + (crossNode ? d.scaleOutLatency : 0) + (share * bytes) / bw;

@@ -25,6 +25,7 @@ import type { FfnBlock } from "./ffn.ts";
 import { ACT_BYTES, Kernels } from "./kernels.ts";
 import type { EngineLayout } from "./layout.ts";
 import type { LinearQuant } from "./quant.ts";
+import type { KernelTables } from "./kernel_tables.ts";
 
 import { emptyBatch } from "./batch.ts";
 export { emptyBatch } from "./batch.ts";
@@ -51,6 +52,8 @@ export interface CostModelInput {
   readonly blockSize: number;
   /** MTP draft tokens per decode step (0 = none): each runs the MTP module once. */
   readonly draftTokens?: number;
+  /** The engine's measured kernel times on this device (from its engine profile), replacing the roofline where they apply. */
+  readonly kernelTables?: KernelTables;
 }
 
 /** Per-device sizes of one layer under the engine's layout. */
@@ -111,7 +114,7 @@ export class RooflineCostModel {
   constructor(input: CostModelInput) {
     this.input = input;
     const { model: m, device, layout: l, linear } = input;
-    const k = new Kernels(device);
+    const k = new Kernels(device, input.kernelTables);
     this.kernels = k;
     const att = { model: m, k, tp: l.tp, dcp: l.dcp, wb: linear.weightBytes, peak: linear.peak, kvb: input.kvBytes };
     this.#attention = m.mla ? mlaBlock(att) : gqaBlock(att);

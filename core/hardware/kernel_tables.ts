@@ -1,0 +1,267 @@
+/**
+ * Measured kernel tables: the batch- and shape-dependent efficiencies that
+ * NVIDIA's AIConfigurator measured for each engine's own kernels (GEMMs,
+ * decode and prefill attention, custom all-reduce), fitted into
+ * `data/aiconfigurator/*.json` by `tools/aiconfigurator/fit.ts` (Apache-2.0
+ * data, commit 095f58a5; figures only). Where a table covers an operator,
+ * its measured time replaces the roofline with constant efficiencies: a
+ * GEMM at M = 4 then streams its weights at the 0.2–0.8 of HBM bandwidth
+ * the engine's kernel really reaches, and a decode-attention kernel at TP8
+ * (one KV head per GPU) reads its KV cache at the 0.05–0.4 of bandwidth it
+ * reaches at small batch, not at 0.9.
+ *
+ * Tables are used only for the engine a deployment names
+ * (`serving_config.engine`), so runs without an engine keep the upstream
+ * cost model unchanged. Which engine's tables stand for which engine is
+ * the engine profile's choice (`ProfileRecord.kernels`).
+ *
+ * @module
+ */
+import a100 from "./data/aiconfigurator/a100_sxm.json" with { type: "json" };
+import b200 from "./data/aiconfigurator/b200_sxm.json" with { type: "json" };
+import h100 from "./data/aiconfigurator/h100_sxm.json" with { type: "json" };
+import h200 from "./data/aiconfigurator/h200_sxm.json" with { type: "json" };
+import l40s from "./data/aiconfigurator/l40s.json" with { type: "json" };
+
+/** Engines whose kernels AIConfigurator measured and the tables hold. */
+export type KernelTableEngine = "trtllm" | "vllm";
+
+type Grid = readonly (readonly (number | null)[])[];
+
+interface GemmTable {
+  readonly engine: string;
+  readonly version: string;
+  readonly dtype: string;
+  readonly m: readonly number[];
+  readonly compute: Grid;
+}
+
+interface DecodeShape {
+  readonly kvHeads: number;
+  /** Cells above 1.0 of HBM bandwidth (L2-resident benchmark artefacts): the grid is not trusted, the fit is. */
+  readonly cellsAboveHbm?: number;
+  readonly fit: { readonly overheadUs: number; readonly hbmFraction: number };
+  readonly hbmFraction: Grid;
+}
+
+interface DecodeTable {
+  readonly engine: string;
+  readonly version: string;
+  readonly kvDtype: string;
+  readonly batch: readonly number[];
+  readonly context: readonly number[];
+  readonly shapes: readonly DecodeShape[];
+}
+
+interface PrefillShape {
+  readonly kvHeads: number;
+  readonly computeFraction: Grid;
+}
+
+interface PrefillTable {
+  readonly engine: string;
+  readonly version: string;
+  readonly seqLen: readonly number[];
+  readonly batch: readonly number[];
+  readonly shapes: readonly PrefillShape[];
+}
+
+interface AllReduceTable {
+  readonly impl: string;
+  readonly version: string;
+  readonly bytes: readonly number[];
+  readonly tables: readonly {
+    readonly gpus: number;
+    readonly fit: { readonly latencyUs: number; readonly algBandwidthGBs: number };
+    readonly latencyUs: readonly (number | null)[];
+  }[];
+}
+
+/** One GPU's file, as `tools/aiconfigurator/fit.ts` writes it (see the folder's README). */
+interface AicFile {
+  readonly device: string;
+  readonly peaks: { readonly bf16: number; readonly fp8: number; readonly hbmBandwidth: number };
+  readonly gemmShapes: readonly string[];
+  readonly gemm: readonly GemmTable[];
+  readonly decodeAttention: readonly DecodeTable[];
+  readonly prefillAttention: readonly PrefillTable[];
+  readonly allReduce: readonly AllReduceTable[];
+}
+
+/** The files by catalog device name (a Map: a device named like an Object property finds nothing). */
+const FILES: ReadonlyMap<string, AicFile> = new Map(
+  ([a100, b200, h100, h200, l40s] as unknown as AicFile[]).map((f) => [f.device, f]),
+);
+
+/**
+ * Linear interpolation of `ys` over `xs` at `x` in log x, between the
+ * measured (non-null) points around it, clamped to the first and last
+ * measured points (efficiencies level off beyond the measured range).
+ */
+function interpLog(xs: readonly number[], ys: readonly (number | null)[], x: number): number | undefined {
+  let lo = -1;
+  for (let i = 0; i < xs.length; i++) {
+    const y = ys[i];
+    if (y === null || y === undefined) continue;
+    if (xs[i] >= x) {
+      if (lo < 0 || xs[i] === x) return y;
+      const t = Math.log(x / xs[lo]) / Math.log(xs[i] / xs[lo]);
+      return ys[lo]! + t * (y - ys[lo]!);
+    }
+    lo = i;
+  }
+  return lo < 0 ? undefined : ys[lo]!;
+}
+
+/** Bilinear interpolation over a grid `g[row][col]` in log row and log column; undefined where unmeasured. */
+function interpGrid(
+  rows: readonly number[],
+  cols: readonly number[],
+  g: Grid,
+  r: number,
+  c: number,
+): number | undefined {
+  const i = bracket(rows, r);
+  const a = interpLog(cols, g[i[0]], c);
+  const b = interpLog(cols, g[i[1]], c);
+  if (a === undefined || b === undefined) return undefined;
+  if (i[0] === i[1]) return a;
+  const t = Math.log(Math.min(Math.max(r, rows[i[0]]), rows[i[1]]) / rows[i[0]]) / Math.log(rows[i[1]] / rows[i[0]]);
+  return a + t * (b - a);
+}
+
+/** Indices of the grid points around x (equal at the ends). */
+function bracket(xs: readonly number[], x: number): [number, number] {
+  if (x <= xs[0]) return [0, 0];
+  for (let i = 1; i < xs.length; i++) if (x <= xs[i]) return [i - 1, i];
+  return [xs.length - 1, xs.length - 1];
+}
+
+/** Weight of the larger of two KV-head layouts (1 and 8 per GPU) at `kvHeads`, in log scale. */
+function headWeight(kvHeads: number, small: number, large: number): number {
+  if (kvHeads <= small) return 0;
+  if (kvHeads >= large) return 1;
+  return Math.log(kvHeads / small) / Math.log(large / small);
+}
+
+/**
+ * One engine's measured kernels on one GPU. Every method returns seconds,
+ * or undefined where the tables do not cover the case (another dtype, an
+ * unmeasured cell): the caller then uses the roofline.
+ */
+export class KernelTables {
+  /** The engine whose kernels were measured, and its version. */
+  readonly label: string;
+  #file: AicFile;
+  #gemm = new Map<string, GemmTable>();
+  #shapes: { n: number; k: number }[];
+  #decode = new Map<string, DecodeTable>();
+  #prefill?: PrefillTable;
+  #allReduce?: AllReduceTable;
+
+  private constructor(file: AicFile, engine: KernelTableEngine) {
+    this.#file = file;
+    const versions = new Set<string>();
+    for (const g of file.gemm) {
+      if (g.engine === engine) {
+        this.#gemm.set(g.dtype, g);
+        versions.add(g.version);
+      }
+    }
+    this.#shapes = file.gemmShapes.map((s) => {
+      const [n, k] = s.split(" ")[1].split("x").map(Number);
+      return { n, k };
+    });
+    for (const d of file.decodeAttention) if (d.engine === engine) this.#decode.set(d.kvDtype, d);
+    this.#prefill = file.prefillAttention.find((p) => p.engine === engine);
+    this.#allReduce = file.allReduce.find((a) => a.impl === `${engine}-custom`);
+    this.label = `AIConfigurator ${engine} ${[...versions].join("/")} kernel tables`;
+  }
+
+  /** The tables of `engine` on catalog device `device`, if AIConfigurator measured that GPU and engine. */
+  static of(device: string, engine: KernelTableEngine): KernelTables | undefined {
+    const f = FILES.get(device);
+    if (!f || !f.gemm.some((g) => g.engine === engine)) return undefined;
+    return new KernelTables(f, engine);
+  }
+
+  /**
+   * A dense GEMM (M × K)·(K × N) of `dtype`: the FLOPs at the fraction of
+   * peak the engine's GEMM reaches at this M for the nearest measured
+   * shape (in log N and log K; the tables hold the Llama-3.1-8B/70B linear
+   * layers at TP1 and TP8).
+   */
+  gemm(m: number, n: number, k: number, dtype: "bf16" | "fp8"): number | undefined {
+    const t = this.#gemm.get(dtype);
+    if (!t) return undefined;
+    let best = 0;
+    let dist = Infinity;
+    for (let i = 0; i < this.#shapes.length; i++) {
+      const s = this.#shapes[i];
+      const d = Math.log(s.n / n) ** 2 + Math.log(s.k / k) ** 2;
+      if (d < dist) {
+        dist = d;
+        best = i;
+      }
+    }
+    const frac = interpLog(t.m, t.compute[best], Math.max(1, m));
+    if (frac === undefined || !(frac > 0)) return undefined;
+    return (2 * m * n * k) / (frac * this.#file.peaks[dtype]);
+  }
+
+  /**
+   * One layer's decode attention: `seqs` sequences with `context` KV
+   * tokens each on average, `kvHeads` KV heads on the device, reading
+   * `bytes` of KV cache (`kvBytes` per value). The measured fraction of
+   * HBM bandwidth at that batch and context, between the one-KV-head and
+   * eight-KV-head layouts. Beyond the measured cells (very large batch ×
+   * context) the nearest measured fraction holds; a row with no cell at
+   * all falls back to the fitted fixed cost + bandwidth.
+   */
+  decodeAttention(seqs: number, context: number, kvHeads: number, kvBytes: number, bytes: number): number | undefined {
+    const t = this.#decode.get(kvBytes < 2 ? "fp8" : "bf16") ?? this.#decode.get("bf16");
+    if (!t || t.shapes.length === 0) return undefined;
+    const small = t.shapes.reduce((a, s) => (s.kvHeads < a.kvHeads ? s : a));
+    const large = t.shapes.reduce((a, s) => (s.kvHeads > a.kvHeads ? s : a));
+    const hbm = this.#file.peaks.hbmBandwidth;
+    const time = (s: DecodeShape) => {
+      const f = s.cellsAboveHbm ? undefined : interpGrid(t.context, t.batch, s.hbmFraction, context, seqs);
+      return f !== undefined && f > 0 ? bytes / (f * hbm) : s.fit.overheadUs * 1e-6 + bytes / (s.fit.hbmFraction * hbm);
+    };
+    const w = headWeight(kvHeads, small.kvHeads, large.kvHeads);
+    return w === 0 ? time(small) : w === 1 ? time(large) : (1 - w) * time(small) + w * time(large);
+  }
+
+  /**
+   * One layer's causal prefill attention of `flops` over sequences of
+   * about `seqLen` tokens with `kvHeads` KV heads on the device: the
+   * measured fraction of the BF16 peak at that length (batch 1).
+   */
+  prefillAttention(flops: number, seqLen: number, kvHeads: number): number | undefined {
+    const t = this.#prefill;
+    if (!t || t.shapes.length === 0) return undefined;
+    const small = t.shapes.reduce((a, s) => (s.kvHeads < a.kvHeads ? s : a));
+    const large = t.shapes.reduce((a, s) => (s.kvHeads > a.kvHeads ? s : a));
+    const frac = (s: PrefillShape) => interpGrid(t.seqLen, t.batch, s.computeFraction, seqLen, 1);
+    const fs = frac(small);
+    const fl = frac(large);
+    if (fs === undefined || fl === undefined) return undefined;
+    const w = headWeight(kvHeads, small.kvHeads, large.kvHeads);
+    const f = (1 - w) * fs + w * fl;
+    return f > 0 ? flops / (f * this.#file.peaks.bf16) : undefined;
+  }
+
+  /**
+   * The engine's custom all-reduce of `bytes` over `gpus` GPUs of one node:
+   * the measured time at that message size (2, 4 or 8 GPUs), the fit
+   * beyond the largest measured size.
+   */
+  allReduce(gpus: number, bytes: number): number | undefined {
+    const a = this.#allReduce?.tables.find((t) => t.gpus === gpus);
+    if (!a) return undefined;
+    const us = interpLog(this.#allReduce!.bytes, a.latencyUs, Math.max(bytes, this.#allReduce!.bytes[0]));
+    const fit = a.fit.latencyUs + bytes / (a.fit.algBandwidthGBs * 1e3);
+    const last = this.#allReduce!.bytes[a.latencyUs.length - 1];
+    return (us === undefined || bytes > last ? fit : us) * 1e-6;
+  }
+}
