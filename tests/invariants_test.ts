@@ -182,6 +182,7 @@ interface Case {
   prefixCaching: boolean;
   mixPrefillDecode: boolean;
   admission: AdmissionPolicy;
+  schedulerSteps: number;
   draftTokens: number;
   draftAcceptance: number;
   maxModelLen: number | null;
@@ -306,6 +307,7 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
       prefixCaching: fc.boolean(),
       mixPrefillDecode: fc.boolean(),
       admission: fc.constantFrom("greedy" as const, "guaranteed_no_evict" as const, "conservative" as const),
+      schedulerSteps: fc.constantFrom(1, 1, 4, 10),
       draftTokens: fc.integer({ min: 0, max: 3 }),
       draftAcceptance: fc.oneof(fc.constant(0), fc.constant(1), fc.double({ min: 0, max: 1, noNaN: true })),
       // Now and then a context length that some requests exceed.
@@ -347,6 +349,7 @@ function toInput(c: Case): SimulationInput {
       prefixCaching: c.prefixCaching,
       mixPrefillDecode: c.mixPrefillDecode,
       admission: c.admission,
+      schedulerSteps: c.schedulerSteps,
       draftTokens: c.draftTokens,
       draftAcceptance: c.draftAcceptance,
       ...(c.maxModelLen === null ? {} : { maxModelLen: c.maxModelLen }),

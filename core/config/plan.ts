@@ -323,6 +323,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
           draftTokens: mc.num_mtp_tokens,
           draftAcceptance: mc.mtp_acceptance_rate,
           admission: gs.admission_policy,
+          schedulerSteps: gs.num_scheduler_steps,
           maxModelLen: model.maxPositions,
         });
       }

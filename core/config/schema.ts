@@ -300,6 +300,8 @@ export const ServingConfigSchema = mapping({
   routing_policy: oneOf(ROUTING_POLICIES).default("least_loaded"),
   /** ext */
   admission_policy: oneOf(ADMISSION_POLICIES).default("greedy"),
+  /** ext: vLLM 0.6's multi-step scheduling (`--num-scheduler-steps`). */
+  num_scheduler_steps: positiveInt().default(1),
   /** ext: the serving engine whose defaults fill in the keys this file leaves out. */
   engine: oneOf(ENGINES).optional(),
   /** ext: its version (a number such as 0.9 is taken as text). */

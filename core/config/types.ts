@@ -261,6 +261,13 @@ export interface ServingConfig {
    */
   admission_policy: "greedy" | "guaranteed_no_evict" | "conservative";
   /**
+   * ext: multi-step scheduling (vLLM 0.6–0.7 `--num-scheduler-steps`): a
+   * decode-only batch runs this many steps for one scheduling pass; the
+   * step's fixed host cost is paid once per window and new requests wait
+   * for the window to end. @default 1
+   */
+  num_scheduler_steps: number;
+  /**
    * ext: the serving engine. Its profile (core/config/engine_profiles.ts)
    * supplies the keys above that the file leaves out; none when absent.
    */

@@ -150,6 +150,8 @@ export class Engine implements EngineLoad {
   readonly itl = new Map<number, number>();
   #lastStepEnd = -1;
   #finished: Request[] = [];
+  /** Steps left in the current multi-step window (0: the next step is scheduled afresh). */
+  #windowLeft = 0;
 
   constructor(index: number, spec: EngineSpec) {
     this.index = index;
@@ -331,7 +333,22 @@ export class Engine implements EngineLoad {
       b.prefillContext =
         0;
     b.decodeSeqs = b.decodeTokens = b.decodeContext = 0;
+    // Multi-step scheduling: inside a window the same decode batch runs on
+    // without a scheduling pass (no admission, no host step cost); a
+    // decode-only step opens a new window.
+    if (this.#windowLeft > 0) {
+      this.#windowLeft--;
+      b.hostShare = 0;
+      const preempted = this.#scheduleRunning(s.maxTokens, DECODE_ONLY) < 0;
+      if (b.tokens > 0) return 1;
+      // Nothing left to decode: the window ends (and the engine schedules afresh unless it just preempted).
+      this.#windowLeft = 0;
+      if (preempted) return -1;
+    }
+    b.hostShare = 1;
     const left = this.batching.form(this.#step);
+    const steps = s.schedulerSteps ?? 1;
+    if (steps > 1 && b.prefillTokens === 0 && b.tokens > 0) this.#windowLeft = steps - 1;
     return b.tokens > 0 ? 1 : left < 0 ? -1 : 0;
   }
 

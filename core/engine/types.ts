@@ -61,6 +61,11 @@ export interface EngineSpec {
    * the whole request (prompt + output) can be reserved, never preempting.
    */
   readonly admission: AdmissionPolicy;
+  /**
+   * Steps a decode-only batch runs per scheduling pass (multi-step
+   * scheduling; 1 = schedule every step). Optional: 1 when absent.
+   */
+  readonly schedulerSteps?: number;
   /** MTP draft tokens verified per decode step (0 = no speculation). */
   readonly draftTokens: number;
   /** Probability that a draft is accepted given its predecessors were. */

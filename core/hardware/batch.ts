@@ -25,6 +25,11 @@ export interface BatchShape {
   decodeTokens: number;
   /** Σ over decoding sequences of context length read (KV tokens, the new ones included). */
   decodeContext: number;
+  /**
+   * Share of the fixed host step cost this step pays: 1 (or absent) when the
+   * engine scheduled it, 0 for the later steps of a multi-step window.
+   */
+  hostShare?: number;
 }
 
 /** An empty batch shape, to fill in. */

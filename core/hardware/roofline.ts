@@ -265,9 +265,9 @@ export class RooflineCostModel {
         k.stream(b.logitsRows * m.vocab * 4 * 2, 2);
     }
 
-    // Host: the fixed step cost, and the input copy (token ids, positions and
+    // Host: the fixed step cost (once per multi-step window), the per-sequence cost, and the input copy (token ids, positions and
     // slot mapping as int32 per token, block tables as int32 per KV block).
-    let host = d.stepOverhead + b.seqs * this.#seqOverhead;
+    let host = d.stepOverhead * (b.hostShare ?? 1) + b.seqs * this.#seqOverhead;
     if (this.input.host2deviceBandwidth > 0) {
       host += (T * 12 + ((b.prefillContext + b.decodeContext) / this.input.blockSize) * 4) /
         this.input.host2deviceBandwidth;
