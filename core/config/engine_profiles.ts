@@ -68,6 +68,8 @@ export interface ProfileRecord {
    * file's own values, such as `deno task calibrate` writes, are kept).
    */
   readonly host?: HostCosts;
+  /** Decode batch sizes captured as CUDA graphs (ascending), when the engine captures them by default. */
+  readonly graphSizes?: readonly number[];
 }
 
 /** Host costs of an engine version, and the runs they were fitted to. */
@@ -120,6 +122,16 @@ const VLLM_V0_HOST: HostCosts = {
 
 const GiB = 2 ** 30;
 
+/** 1, 2, 4, then multiples of 8 up to `max`. */
+const byEights = (max: number): number[] => [1, 2, 4, ...Array.from({ length: max / 8 }, (_, i) => 8 * (i + 1))];
+
+/** vLLM V0 (_BATCH_SIZES_TO_CAPTURE in the 0.6–0.7 model runner): 1, 2, 4, 8, 16, …, 256. */
+const VLLM_V0_GRAPHS = byEights(256);
+/** vLLM V1 (the default cudagraph_capture_sizes, 0.8 and later): 1, 2, 4, 8, 16, …, 512. */
+const VLLM_V1_GRAPHS = byEights(512);
+/** SGLang 0.4 (the default cuda_graph_bs with cuda_graph_max_bs 160): 1, 2, 4, 8, 12, 16, 24, …, 160. */
+const SGLANG_GRAPHS = [1, 2, 4, 8, 12, ...Array.from({ length: 19 }, (_, i) => 16 + 8 * i)];
+
 /** The records, oldest first per engine. */
 export const PROFILE_RECORDS: readonly ProfileRecord[] = [
   {
@@ -127,6 +139,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     since: "0.6.0",
     label: "vLLM V0 engine (0.6–0.7)",
     host: VLLM_V0_HOST,
+    graphSizes: VLLM_V0_GRAPHS,
     source:
       "vLLM 0.6–0.7 EngineArgs: prefix caching off by default; chunked prefill on for long-context models (as Llama-3.1) with an API-server budget of 2,048 tokens and max_num_seqs 256; decodes and prefill chunks share a step",
     kernels: "vllm",
@@ -144,6 +157,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     since: "0.8.0",
     label: "vLLM V1 engine (0.8)",
     host: VLLM_V1_HOST,
+    graphSizes: VLLM_V1_GRAPHS,
     source:
       "vLLM 0.8 EngineArgs._set_default_args_v1: V1 always uses chunked prefill and enables prefix caching by default; API server: max_num_batched_tokens 2,048, max_num_seqs 256; the V1 scheduler mixes prefill chunks and decodes and preempts by recomputation",
     kernels: "vllm",
@@ -161,6 +175,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     since: "0.9.0",
     label: "vLLM V1 engine (0.9 and later)",
     host: VLLM_V1_HOST,
+    graphSizes: VLLM_V1_GRAPHS,
     source:
       "vLLM EngineArgs.get_batch_defaults (0.9 and later): on devices with at least 70 GiB other than A100 (H100, H200, MI300X) the API server takes max_num_batched_tokens 8,192 and max_num_seqs 1,024, elsewhere 2,048 and 256 (A100 excluded after vLLM PR #17885 measured lower throughput with the larger budget); prefix caching on, chunked prefill always. The first release with this split is taken as 0.9.0 (not pinned down)",
     kernels: "vllm",
@@ -180,6 +195,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     engine: "sglang",
     since: "0.4.0",
     label: "SGLang (0.4)",
+    graphSizes: SGLANG_GRAPHS,
     source:
       "SGLang 0.4 ServerArgs: chunked_prefill_size 8,192 (2,048 below 25 GB), mem_fraction_static 0.88 / 0.87 / 0.85 / 0.81 at TP 1 / 2 / 4 / 8, radix cache on, enable_mixed_chunk off (a step is prefill-only when a prefill can run), decode requests retracted (recomputed) when memory runs out",
     // SGLang runs the same library kernels as vLLM on NVIDIA (FlashInfer / FlashAttention-3 attention,
@@ -198,6 +214,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     engine: "sglang",
     since: "0.4.7",
     label: "SGLang (0.4.7 and later)",
+    graphSizes: SGLANG_GRAPHS,
     source:
       "SGLang ServerArgs, later 0.4 and 0.5 releases: chunked_prefill_size by device memory: 2,048 below 35 GB, 8,192 below 160 GB (H100, H200, A100), 16,384 above (B200, MI300X); otherwise as 0.4. The first release with these tiers is taken as 0.4.7 (not pinned down)",
     // SGLang runs the same library kernels as vLLM on NVIDIA (FlashInfer / FlashAttention-3 attention,

@@ -240,6 +240,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       blockSize: gs.block_size,
       draftTokens: mc.num_mtp_tokens,
       kernelTables: kernelTablesOf(profiled, device.name),
+      graphSizes: profiled.profile?.resolved.record.graphSizes,
     });
     const memory = planMemory(cost, {
       memoryFraction: gs.kv_cache_memory_fraction,

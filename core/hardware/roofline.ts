@@ -52,6 +52,13 @@ export interface CostModelInput {
   readonly blockSize: number;
   /** MTP draft tokens per decode step (0 = none): each runs the MTP module once. */
   readonly draftTokens?: number;
+  /**
+   * Decode batch sizes the engine captured as CUDA graphs, ascending (from
+   * its engine profile): a decode-only step of B sequences up to the largest
+   * runs the graph of the smallest captured size ≥ B, so its GEMMs and
+   * elementwise kernels work on that many rows. Absent: no padding.
+   */
+  readonly graphSizes?: readonly number[];
   /** The engine's measured kernel times on this device (from its engine profile), replacing the roofline where they apply. */
   readonly kernelTables?: KernelTables;
 }
@@ -101,6 +108,7 @@ export class RooflineCostModel {
   #vocabPerRank: number;
   #acc: TimeParts = { linear: 0, attention: 0, elementwise: 0, communication: 0 };
   #draftShape: BatchShape = emptyBatch();
+  #paddedShape: BatchShape = emptyBatch();
   #flops: FlopCoefficients;
   #seqOverhead: number;
   /** The FFN kinds present and how many layers use each (built once: stepTime is the hot path). */
@@ -194,6 +202,14 @@ export class RooflineCostModel {
    */
   stepTime(b: BatchShape, out?: StepBreakdown): number {
     const { model: m, layout: l } = this.input;
+    const graphs = this.input.graphSizes;
+    if (graphs && b.prefillTokens === 0 && b.tokens > 0 && b.tokens <= graphs[graphs.length - 1]) {
+      // CUDA-graph replay: the captured batch is padded with dummy rows
+      // (tokens only; the padded rows attend to nothing and need no logits).
+      let i = 0;
+      while (graphs[i] < b.tokens) i++;
+      if (graphs[i] > b.tokens) b = Object.assign(this.#paddedShape, b, { tokens: graphs[i] });
+    }
     const k = this.kernels;
     const d = k.device;
     const T = b.tokens;
