@@ -162,13 +162,53 @@ export {
   summaryExtSections,
 } from "./core/report/mod.ts";
 export type { GroupKv, JsonExtras } from "./core/report/mod.ts";
-export { calibrate, deviceFileText, FIT_PARAMETERS, loadManifest, simulateRun } from "./core/calibrate/mod.ts";
+export {
+  calibrate,
+  calibrateScenarios,
+  detectFormat,
+  deviceFileText,
+  FIT_PARAMETERS,
+  loadManifest,
+  loadScenarioCases,
+  readMeasurements,
+  readProfileExport,
+  simulateRun,
+} from "./core/calibrate/mod.ts";
 export type {
+  CalibrateOptions,
   CalibrationResult,
   CalibrationSetup,
+  DeviceCalibration,
   FitParameter,
   FitValues,
   Manifest,
   MeasuredMetrics,
   MeasuredRun,
+  MeasurementFormat,
+  PointError,
+  ScenarioCalibrateOptions,
+  ScenarioCalibration,
+  ScenarioCase,
+  ScenarioCaseOptions,
+  ScenarioManifest,
 } from "./core/calibrate/mod.ts";
+// The scenario types that calibration to validation scenarios (ScenarioCase) refers to.
+export { OPERATORS } from "./core/scenario/mod.ts";
+export type {
+  BaselineSpec,
+  Better,
+  Bound,
+  ConfigRef,
+  Expr,
+  Measurement,
+  MetricRef,
+  MetricUnit,
+  Operator,
+  Scenario,
+  ScenarioAssertion,
+  ScenarioOverride,
+  SeedSpec,
+  SweepAxis,
+  SweepSpec,
+  Tolerance,
+} from "./core/scenario/mod.ts";

@@ -1,7 +1,9 @@
 /**
- * `deno task calibrate` as a user runs it: their vLLM, SGLang and CSV
- * results in, a device file out that brings the simulator to the
- * measurements; bad files exit 2 at their line.
+ * `deno task calibrate` as a user runs it: their vLLM, SGLang, GenAI-Perf,
+ * AIPerf and CSV results in, a device file out that brings the simulator
+ * to the measurements; bad files exit 2 at their line. And calibration to
+ * the validation scenarios, device by device, with the cross-validated
+ * error beside the uncalibrated one.
  */
 import assert from "node:assert/strict";
 import { runCli, runTask, writeTemp } from "./_helpers.ts";
@@ -9,6 +11,9 @@ import { readYaml } from "../core/config/load.ts";
 import { loadConfigSources } from "../core/config/load.ts";
 import { denoFileSystem } from "../core/config/load.ts";
 import { simulateRun } from "../core/calibrate/fit.ts";
+import { detectFormat, readMeasurements } from "../core/calibrate/measurements.ts";
+import { calibrateScenarios, loadScenarioCases } from "../core/calibrate/scenarios.ts";
+import { ROOT } from "./_helpers.ts";
 
 const INSTANCE =
   "instance_groups:\n  - {num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}\n";
@@ -99,6 +104,151 @@ Deno.test("deno task calibrate: a bad measurement file or manifest exits 2 with 
   assert.equal(bad.code, 2);
   assert.match(
     bad.stderr,
-    /bad\.yaml:4:\d+: measurements\[0\]: expected \{vllm: file\}, \{sglang: file\} or \{csv: file\}/,
+    /bad\.yaml:4:\d+: measurements\[0\]: expected \{vllm: file\}, \{sglang: file\}, \{genai_perf: file\}, \{aiperf: file\}, \{csv: file\} or \{file: file\}/,
   );
+});
+
+// The GenAI-Perf and AIPerf fixtures are hand-written from the documented formats: GenAI-Perf's
+// genai_perf/export_data/json_exporter.py and tests/test_exporters/test_json_exporter.py
+// (triton-inference-server/perf_analyzer), AIPerf's docs/tutorials/working-with-profile-exports.md
+// (ai-dynamo/aiperf); see tests/testdata/calibrate/README.md.
+const DATA = `${ROOT}tests/testdata/calibrate/`;
+
+Deno.test("GenAI-Perf and AIPerf profile exports are told apart by content and read as runs", () => {
+  const genai = Deno.readTextFileSync(`${DATA}profile_export_genai_perf.json`);
+  const aiperf = Deno.readTextFileSync(`${DATA}profile_export_aiperf.json`);
+  assert.equal(detectFormat(genai), "genai_perf");
+  assert.equal(detectFormat(aiperf), "aiperf");
+  assert.equal(detectFormat('{"completed": 3, "total_input_tokens": 30}'), "vllm");
+  assert.equal(detectFormat('{"completed": 3}\n{"completed": 4}\n'), "sglang");
+  assert.equal(detectFormat("num_prompts,input_len,output_len,request_rate\n"), "csv");
+  const [g] = readMeasurements("g.json", genai);
+  assert.deepEqual(
+    { ...g, metrics: { ...g.metrics } },
+    {
+      where: "g.json",
+      requests: 96,
+      input: 200,
+      output: 100,
+      rate: Infinity,
+      maxConcurrency: 8,
+      metrics: { ttft: 0.0296, tpot: 0.00791, throughput: 962 },
+    },
+  );
+  const [a] = readMeasurements("a.json", aiperf);
+  assert.equal(a.requests, 120);
+  assert.equal(a.rate, 4);
+  assert.equal(a.maxConcurrency, undefined);
+  assert.deepEqual(a.metrics, { ttft: 0.0405, tpot: 0.00788, throughput: 508.2 });
+  assert.equal(a.input, 512);
+  assert.equal(a.output, 128);
+  // Incomplete or wrong files: an error at the offending key's line.
+  const o = JSON.parse(genai);
+  delete o.output_sequence_length;
+  assert.throws(
+    () => readMeasurements("g.json", JSON.stringify(o, null, 2)),
+    /g\.json:1:1: missing 'output_sequence_length'/,
+  );
+  const noLoad = JSON.parse(aiperf);
+  delete noLoad.input_config.loadgen.request_rate;
+  assert.throws(
+    () => readMeasurements("a.json", JSON.stringify(noLoad, null, 2)),
+    /a\.json:\d+:\d+: input_config\.loadgen: expected the load in input_config: concurrency or request_rate/,
+  );
+  const badUnit = JSON.parse(genai);
+  badUnit.time_to_first_token.unit = "parsecs";
+  assert.throws(
+    () => readMeasurements("g.json", JSON.stringify(badUnit, null, 2)),
+    /g\.json:\d+:\d+: time_to_first_token\.unit: expected a time unit/,
+  );
+  assert.throws(() => readMeasurements("x.json", '{"hello": 1}'), /x\.json:1:1: unknown results format/);
+  assert.throws(
+    () => readMeasurements("v.json", genai, "vllm"),
+    /declared as vllm, but the content is a genai_perf file/,
+  );
+});
+
+Deno.test("deno task calibrate reads GenAI-Perf and AIPerf exports; a bad one exits 2 at its line", async () => {
+  const dir = writeTemp({ "i.yaml": INSTANCE, "c.yaml": COMMON });
+  for (
+    const f of ["profile_export_genai_perf.json", "profile_export_aiperf.json", "bad_profile_export_genai_perf.json"]
+  ) {
+    Deno.copyFileSync(`${DATA}${f}`, `${dir}${f}`);
+  }
+  Deno.writeTextFileSync(
+    `${dir}cal.yaml`,
+    "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - genai_perf: profile_export_genai_perf.json\n  - file: profile_export_aiperf.json\nfit: [memory, step_overhead]\nfolds: 0\niterations: 10\n",
+  );
+  const run = await runTask("calibrate", [`${dir}cal.yaml`]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /^calibrated H100_SXM_80G on 2 runs \(6 measured figures\)$/m);
+  assert.ok(Deno.statSync(`${dir}cal.device.yaml`).isFile);
+  Deno.writeTextFileSync(
+    `${dir}bad.yaml`,
+    "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - aiperf: bad_profile_export_genai_perf.json\n",
+  );
+  const bad = await runTask("calibrate", [`${dir}bad.yaml`]);
+  assert.equal(bad.code, 2);
+  assert.match(
+    bad.stderr,
+    /bad_profile_export_genai_perf\.json:36:\d+: inter_token_latency\.p50: expected 'p50' as a number, got "n\/a"/,
+  );
+});
+
+const VALIDATION = `${ROOT}scenarios/validation/`;
+const validationFiles = () =>
+  [...Deno.readDirSync(VALIDATION)].filter((e) => e.isFile && e.name.endsWith(".yaml")).map((e) => VALIDATION + e.name)
+    .sort();
+
+Deno.test("calibration to validation scenarios: the 5-fold cross-validated error is below the uncalibrated one", () => {
+  const all = loadScenarioCases(validationFiles());
+  const vllm = all.filter((c) => c.engine === "vllm");
+  // The vLLM validation cases once there are five or more. Until then the A100 cases of one
+  // request (gpt-fast batch-1 decode, TensorRT-LLM TTFT): one device, ten cases, each simulated in
+  // milliseconds, so the six fits (all data, then five folds) of all five constants take seconds.
+  const cases = vllm.length >= 5 ? vllm : all.filter((c) => c.device.name === "A100_SXM_80G" && (c.requests ?? 0) <= 1);
+  assert.ok(cases.length >= 5, `${cases.length} cases`);
+  const r = calibrateScenarios(cases, undefined, { folds: 5, iterations: 15 });
+  for (const d of r.devices) {
+    const cv = d.result.crossValidation!;
+    assert.ok(cv.after < cv.before, `${d.device.name}: cross-validated ${cv.after} vs uncalibrated ${cv.before}`);
+  }
+  assert.ok(r.crossValidated! < r.errorBefore, `pooled: cross-validated ${r.crossValidated} vs ${r.errorBefore}`);
+  // Every measured figure is compared, whatever its metric (TPOT and TTFT here).
+  assert.equal(r.points, cases.reduce((n, c) => n + c.scenario.measured.length, 0));
+});
+
+Deno.test("deno task calibrate --scenarios fits each device separately and pools the cross-validated error", async () => {
+  const out = Deno.makeTempDirSync({ prefix: "servingcast-cal-" });
+  const run = await runTask("calibrate", [
+    "--scenarios",
+    `${VALIDATION}trtllm-ttft-*.yaml`,
+    "--fit",
+    "matmul,attention,step_overhead",
+    "--folds",
+    "2",
+    "--iterations",
+    "5",
+    "--output",
+    out,
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  for (const d of ["A100_SXM_80G", "H100_SXM_80G", "L40S_48G"]) {
+    assert.match(run.stdout, new RegExp(`^calibrated ${d} on 2 scenarios \\(2 measured figures\\)$`, "m"));
+    assert.match(Deno.readTextFileSync(`${out}/${d}.calibrated.yaml`), new RegExp(`^name: ${d}$`, "m"));
+  }
+  assert.match(run.stdout, /^ {2}trtllm-ttft-llama2-7b-fp8-l40s-isl128\.yaml ttft_from_send\.median +[+-]\d/m);
+  assert.match(
+    run.stdout,
+    /^pooled over 3 device\(s\), 6 figures: median \|error\| \d+\.\d% uncalibrated, \d+\.\d% fitted, \d+\.\d% cross-validated$/m,
+  );
+  // A manifest names them too (globs relative to it); an engine none of them runs is bad input.
+  Deno.writeTextFileSync(`${out}/cal.yaml`, `scenarios: [${VALIDATION}trtllm-ttft-*-l40s-*.yaml]\nengine: lmdeploy\n`);
+  const none = await runTask("calibrate", [`${out}/cal.yaml`]);
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /cal\.yaml: no scenario among 2 runs on serving_config\.engine 'lmdeploy'/);
+  Deno.writeTextFileSync(`${out}/cal.yaml`, `scenarios: [nothing-*.yaml]\n`);
+  const empty = await runTask("calibrate", [`${out}/cal.yaml`]);
+  assert.equal(empty.code, 2);
+  assert.match(empty.stderr, /cal\.yaml:1:\d+: .*nothing-\*\.yaml: no scenario file matches/);
 });

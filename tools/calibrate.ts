@@ -1,36 +1,51 @@
 /**
- * `deno task calibrate manifest.yaml`: fits the efficiencies and the step
- * overhead of the deployment's device to the user's own benchmark results
- * (vLLM `--save-result` JSON, SGLang `bench_serving` JSONL, CSV), prints
- * the error before and after with k-fold cross-validation, and writes a
- * device file to name as `device_type`. Exit 2 on bad input.
+ * `deno task calibrate manifest.yaml`: fits the efficiencies and the host
+ * costs of the deployment's device to the user's own benchmark results
+ * (vLLM `--save-result` JSON, SGLang `bench_serving` JSONL, GenAI-Perf and
+ * AIPerf profile exports, CSV), prints the error before and after with
+ * k-fold cross-validation, and writes a device file to name as
+ * `device_type`.
+ *
+ * `deno task calibrate --scenarios scenarios/validation/*.yaml [--engine vllm]`
+ * fits to validation scenarios instead (their `measured:` rows), one device
+ * file per device type they run on, and prints the pooled cross-validated
+ * error beside the uncalibrated one. Exit 2 on bad input.
  *
  * @module
  */
 import { InputError } from "../core/config/errors.ts";
 import { denoFileSystem } from "../core/config/load.ts";
 import { calibrate, deviceFileText, FIT_PARAMETERS } from "../core/calibrate/fit.ts";
-import { loadManifest } from "../core/calibrate/manifest.ts";
+import type { CalibrationResult, FitParameter } from "../core/calibrate/fit.ts";
+import { expandScenarioPaths, loadManifest } from "../core/calibrate/manifest.ts";
+import type { ScenarioManifest } from "../core/calibrate/manifest.ts";
+import { calibrateScenarios, loadScenarioCases } from "../core/calibrate/scenarios.ts";
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+const signed = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
 
-function main(args: string[]): number {
-  if (args.length !== 1 || args[0].startsWith("-")) {
-    console.error("usage: deno task calibrate manifest.yaml   (see core/calibrate/manifest.ts for its keys)");
-    return 2;
-  }
-  const m = loadManifest(args[0], denoFileSystem);
-  const r = calibrate(m.setup, m.runs, { parameters: m.parameters, folds: m.folds });
+const USAGE = [
+  "usage: deno task calibrate manifest.yaml   (see core/calibrate/manifest.ts for its keys)",
+  "       deno task calibrate --scenarios FILE… [--engine NAME] [--fit a,b,…] [--folds K] [--iterations N]",
+  "                           [--max-requests N] [--output DIR]",
+].join("\n");
+
+/** The constants before and after, one line each. */
+function constantLines(r: CalibrationResult): string[] {
   const show = (p: string, v: number) => (p.endsWith("_overhead") ? `${(v * 1e6).toFixed(0)} µs` : v.toFixed(3));
+  return FIT_PARAMETERS.map((p) =>
+    `  ${p.padEnd(14)} ${show(p, r.start[p]).padStart(8)} -> ${show(p, r.fitted[p]).padStart(8)}${
+      r.parameters.includes(p) ? "" : "  (not fitted)"
+    }`
+  );
+}
+
+function runManifest(file: string): number {
+  const m = loadManifest(file, denoFileSystem);
+  if (m.kind === "scenarios") return runScenarios({ ...m, how: m.file });
+  const r = calibrate(m.setup, m.runs, { parameters: m.parameters, folds: m.folds, iterations: m.iterations });
   console.log(`calibrated ${m.setup.device.name} on ${m.runs.length} runs (${r.points} measured figures)`);
-  for (const p of FIT_PARAMETERS) {
-    const fitted = r.parameters.includes(p);
-    console.log(
-      `  ${p.padEnd(14)} ${show(p, r.start[p]).padStart(8)} -> ${show(p, r.fitted[p]).padStart(8)}${
-        fitted ? "" : "  (not fitted)"
-      }`,
-    );
-  }
+  for (const line of constantLines(r)) console.log(line);
   console.log(`  median |error|: ${pct(r.errorBefore)} before, ${pct(r.errorAfter)} after`);
   const cv = r.crossValidation;
   if (cv) {
@@ -46,6 +61,115 @@ function main(args: string[]): number {
   Deno.writeTextFileSync(m.output, deviceFileText(m.setup.device, r.fitted, header));
   console.log(`wrote ${m.output}`);
   return 0;
+}
+
+/** Fits each device to its scenarios, prints per-case and pooled errors, writes one device file per device. */
+function runScenarios(m: Omit<ScenarioManifest, "kind" | "file"> & { readonly how: string }): number {
+  const cases = loadScenarioCases(m.scenarios, denoFileSystem, m.engine !== undefined ? { engine: m.engine } : {});
+  if (cases.length === 0) {
+    throw new InputError(
+      { file: m.how },
+      `no scenario among ${m.scenarios.length} runs on serving_config.engine '${m.engine}'`,
+    );
+  }
+  const r = calibrateScenarios(cases, denoFileSystem, {
+    parameters: m.parameters,
+    folds: m.folds,
+    ...(m.iterations !== undefined ? { iterations: m.iterations } : {}),
+    ...(m.maxRequests !== undefined ? { maxRequests: m.maxRequests } : {}),
+  });
+  Deno.mkdirSync(m.outputDir, { recursive: true });
+  for (const d of r.devices) {
+    const res = d.result;
+    const cv = res.crossValidation;
+    console.log(`calibrated ${d.device.name} on ${d.cases.length} scenarios (${res.points} measured figures)`);
+    for (const line of constantLines(res)) console.log(line);
+    const width = Math.max(...res.errors.map((e) => `${e.source.replace(/^.*[\\/]/, "")} ${e.metric}`.length));
+    console.log(`  ${"case metric".padEnd(width)}  uncalibrated  fitted  held-out`);
+    for (const e of res.errors) {
+      const name = `${e.source.replace(/^.*[\\/]/, "")} ${e.metric}`;
+      console.log(
+        `  ${name.padEnd(width)}  ${signed(e.before).padStart(12)}  ${signed(e.after).padStart(6)}  ${
+          (e.heldOut !== undefined ? signed(e.heldOut) : "-").padStart(8)
+        }`,
+      );
+    }
+    console.log(`  median |error|: ${pct(res.errorBefore)} before, ${pct(res.errorAfter)} after`);
+    if (cv) {
+      console.log(`  ${cv.folds}-fold cross-validated: ${pct(cv.before)} uncalibrated, ${pct(cv.after)} calibrated`);
+    }
+    const out = `${m.outputDir.replace(/\/$/, "")}/${d.device.name}.calibrated.yaml`;
+    const header = [
+      `${d.device.name} calibrated by \`deno task calibrate ${m.how}\` on ${d.cases.length} validation scenarios.`,
+      `Median |error| ${pct(res.errorBefore)} before, ${pct(res.errorAfter)} after${
+        cv ? `; ${cv.folds}-fold cross-validated ${pct(cv.after)} (uncalibrated ${pct(cv.before)})` : ""
+      }.`,
+      `Fitted: ${res.parameters.join(", ")}; every other value is the catalog's. Name this file as device_type.`,
+    ];
+    Deno.writeTextFileSync(out, deviceFileText(d.device, res.fitted, header));
+    console.log(`  wrote ${out}`);
+  }
+  console.log(
+    `pooled over ${r.devices.length} device(s), ${r.points} figures: median |error| ${
+      pct(r.errorBefore)
+    } uncalibrated, ${pct(r.errorAfter)} fitted${
+      r.crossValidated !== undefined ? `, ${pct(r.crossValidated)} cross-validated` : ""
+    }`,
+  );
+  return 0;
+}
+
+/** `--scenarios A B … --engine vllm …` */
+function runFlags(args: string[]): number {
+  const scenarios: string[] = [];
+  const opts: Record<string, string> = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--scenarios") {
+      while (i + 1 < args.length && !args[i + 1].startsWith("--")) scenarios.push(args[++i]);
+      continue;
+    }
+    const m = /^--(engine|fit|folds|iterations|max-requests|output)(?:=(.*))?$/.exec(a);
+    if (!m) throw new InputError({ file: "(command line)" }, `unknown argument '${a}'\n${USAGE}`);
+    const v = m[2] ?? args[++i];
+    if (v === undefined) throw new InputError({ file: "(command line)" }, `--${m[1]} needs a value`);
+    opts[m[1]] = v;
+  }
+  if (scenarios.length === 0) throw new InputError({ file: "(command line)" }, `--scenarios needs files\n${USAGE}`);
+  const count = (k: string, min: number): number | undefined => {
+    if (opts[k] === undefined) return undefined;
+    const n = Number(opts[k]);
+    if (!Number.isInteger(n) || n < min) {
+      throw new InputError({ file: "(command line)" }, `--${k}: expected an integer ≥ ${min}, got '${opts[k]}'`);
+    }
+    return n;
+  };
+  const parameters = (opts.fit?.split(",").map((p) => p.trim()) ?? [...FIT_PARAMETERS]) as FitParameter[];
+  const bad = parameters.find((p) => !FIT_PARAMETERS.includes(p));
+  if (bad) {
+    throw new InputError({ file: "(command line)" }, `--fit: unknown constant '${bad}' (${FIT_PARAMETERS.join(", ")})`);
+  }
+  const iterations = count("iterations", 1);
+  const maxRequests = count("max-requests", 1);
+  return runScenarios({
+    scenarios: expandScenarioPaths(scenarios, { file: "(command line)" }),
+    ...(opts.engine !== undefined ? { engine: opts.engine } : {}),
+    ...(maxRequests !== undefined ? { maxRequests } : {}),
+    parameters,
+    folds: count("folds", 0) ?? 5,
+    ...(iterations !== undefined ? { iterations } : {}),
+    outputDir: opts.output ?? ".",
+    how: `--scenarios … (${scenarios.length} paths)`,
+  });
+}
+
+function main(args: string[]): number {
+  if (args.includes("--scenarios")) return runFlags(args);
+  if (args.length !== 1 || args[0].startsWith("-")) {
+    console.error(USAGE);
+    return 2;
+  }
+  return runManifest(args[0]);
 }
 
 try {

@@ -100,7 +100,16 @@ export function deviceFileText(d: DeviceSpec, v: FitValues, header: readonly str
 }
 
 /** Where the trial device file lives (served from memory). */
-const TRIAL_DEVICE = "/servingcast-calibration/trial-device.yaml";
+export const TRIAL_DEVICE = "/servingcast-calibration/trial-device.yaml";
+
+/** `fs` with the device file of `d` with the constants `v` at {@link TRIAL_DEVICE}. */
+export function trialFileSystem(fs: FileSystem, d: DeviceSpec, v: FitValues): FileSystem {
+  const device = deviceFileText(d, v);
+  return {
+    readText: (p) => (p === TRIAL_DEVICE ? device : fs.readText(p)),
+    isDirectory: (p) => p !== TRIAL_DEVICE && fs.isDirectory(p),
+  };
+}
 
 const at = { file: "(calibration)" };
 
@@ -111,11 +120,7 @@ const at = { file: "(calibration)" };
  * @returns the metrics the run measured, simulated (median TTFT and TPOT from send, output tok/s)
  */
 export function simulateRun(setup: CalibrationSetup, v: FitValues, run: MeasuredRun): MeasuredMetrics {
-  const device = deviceFileText(setup.device, v);
-  const fs: FileSystem = {
-    readText: (p) => (p === TRIAL_DEVICE ? device : setup.fs.readText(p)),
-    isDirectory: (p) => p !== TRIAL_DEVICE && setup.fs.isDirectory(p),
-  };
+  const fs = trialFileSystem(setup.fs, setup.device, v);
   const instances = setup.instances.map((src) => {
     const groups = (src.data as { instance_groups?: unknown[] } | null)?.instance_groups ?? [];
     const o: Override[] = groups.map((_, i) => ({
@@ -149,43 +154,86 @@ export function simulateRun(setup: CalibrationSetup, v: FitValues, run: Measured
   };
 }
 
-/** One compared figure: a run and a metric it measured. */
+/**
+ * Something measured that the simulator repeats with trial constants: a
+ * measured run, or a validation scenario (its `measured:` rows).
+ */
+export interface FitTarget {
+  /** For messages and per-point reports: a run's `where`, a scenario's file. */
+  readonly source: string;
+  /** The measured figures: a name (the metric) and a positive value. */
+  readonly measured: readonly { readonly metric: string; readonly value: number }[];
+  /** The simulated figures with the constants `v`, in the order of `measured`. */
+  simulate(v: FitValues): readonly number[];
+}
+
+/** A measured run as a fit target: its median TTFT, median TPOT and output throughput. */
+function runTarget(setup: CalibrationSetup, run: MeasuredRun): FitTarget {
+  const keys = (Object.keys(run.metrics) as (keyof MeasuredMetrics)[]).filter((k) => run.metrics[k] !== undefined);
+  return {
+    source: run.where,
+    measured: keys.map((k) => ({ metric: k, value: run.metrics[k]! })),
+    simulate: (v) => {
+      const m = simulateRun(setup, v, run);
+      return keys.map((k) => m[k]!);
+    },
+  };
+}
+
+/** One compared figure: a target and the index of one of its measured figures. */
 interface Point {
-  readonly run: number;
-  readonly metric: keyof MeasuredMetrics;
+  readonly target: number;
+  readonly metric: number;
 }
 
-function pointsOf(runs: readonly MeasuredRun[], which: readonly number[]): Point[] {
-  return which.flatMap((run) =>
-    (Object.keys(runs[run].metrics) as (keyof MeasuredMetrics)[]).map((metric) => ({ run, metric }))
-  );
+function pointsOf(targets: readonly FitTarget[], which: readonly number[]): Point[] {
+  return which.flatMap((target) => targets[target].measured.map((_, metric) => ({ target, metric })));
 }
 
-/** Simulated metrics per run, remembered per set of values (the fit asks for the same point again and again). */
+/** Simulated figures per target, remembered per set of values (the fit asks for the same point again and again). */
 class Simulations {
-  #memo = new Map<string, MeasuredMetrics>();
-  constructor(readonly setup: CalibrationSetup, readonly runs: readonly MeasuredRun[]) {}
-  get(v: FitValues, run: number): MeasuredMetrics {
-    const key = `${run}|${FIT_PARAMETERS.map((p) => v[p]).join(",")}`;
+  #memo = new Map<string, readonly number[]>();
+  constructor(readonly targets: readonly FitTarget[]) {}
+  get(v: FitValues, target: number): readonly number[] {
+    const key = `${target}|${FIT_PARAMETERS.map((p) => v[p]).join(",")}`;
     let m = this.#memo.get(key);
     if (!m) {
-      m = simulateRun(this.setup, v, this.runs[run]);
+      m = this.targets[target].simulate(v);
       this.#memo.set(key, m);
     }
     return m;
   }
+  /** Simulated figure of a point (NaN or non-positive kept: the caller's log makes it an error the fit avoids). */
+  value(v: FitValues, p: Point): number {
+    return this.get(v, p.target)[p.metric];
+  }
+  measured(p: Point): number {
+    return this.targets[p.target].measured[p.metric].value;
+  }
   /** simulated / measured − 1 of each point. */
   errors(v: FitValues, points: readonly Point[]): number[] {
-    return points.map((p) => this.get(v, p.run)[p.metric]! / this.runs[p.run].metrics[p.metric]! - 1);
+    return points.map((p) => this.value(v, p) / this.measured(p) - 1);
   }
 }
 
 /** Median |simulated / measured − 1|. */
 const medianAbs = (errors: readonly number[]) => quantileSorted(errors.map(Math.abs).sort((a, b) => a - b), 0.5);
 
+/** Default Levenberg–Marquardt iterations of a fit. */
+export const FIT_ITERATIONS = 40;
+
 /** Fits `params` on the points of `train`, from `start`. */
-function fitOn(sims: Simulations, start: FitValues, params: readonly FitParameter[], train: readonly number[]) {
-  const points = pointsOf(sims.runs, train);
+function fitOn(
+  sims: Simulations,
+  start: FitValues,
+  params: readonly FitParameter[],
+  train: readonly number[],
+  iterations: number,
+) {
+  const found = pointsOf(sims.targets, train);
+  if (found.length === 0) return { ...start };
+  // The fit takes two figures or more: a single one is given twice (the same least-squares problem).
+  const points = found.length === 1 ? [found[0], found[0]] : found;
   const values = (scales: number[]): FitValues => {
     const v = { ...start };
     // The fit's finite differences step past its bounds: efficiencies are held within (0, 1] here too.
@@ -198,11 +246,13 @@ function fitOn(sims: Simulations, start: FitValues, params: readonly FitParamete
     });
     return v;
   };
+  // A figure the simulator cannot produce (a metric with no value: NaN) counts as far off, not as a hole in the fit.
+  const logOf = (x: number) => (x > 0 ? Math.log(x) : -50);
   const result = levenbergMarquardt(
-    { x: points.map((_, i) => i), y: points.map((p) => Math.log(sims.runs[p.run].metrics[p.metric]!)) },
+    { x: points.map((_, i) => i), y: points.map((p) => Math.log(sims.measured(p))) },
     (scales: number[]) => {
       const v = values(scales);
-      return (i: number) => Math.log(sims.get(v, points[i].run)[points[i].metric]!);
+      return (i: number) => logOf(sims.value(v, points[i]));
     },
     {
       initialValues: params.map((p) => (p === "seq_overhead" ? start[p] / SEQ_OVERHEAD_UNIT : 1)),
@@ -213,11 +263,27 @@ function fitOn(sims: Simulations, start: FitValues, params: readonly FitParamete
       ),
       gradientDifference: 0.02,
       damping: 1,
-      maxIterations: 40,
+      maxIterations: iterations,
       errorTolerance: 1e-6,
     },
   );
   return values(result.parameterValues);
+}
+
+/** One compared figure, with the catalog values, the fitted ones and (with cross-validation) those fitted without it. */
+export interface PointError {
+  /** The run (`file:line`) or scenario file it belongs to. */
+  readonly source: string;
+  /** The metric: ttft, tpot or throughput for runs; the scenario's metric key for a scenario. */
+  readonly metric: string;
+  /** The measured value. */
+  readonly measured: number;
+  /** simulated / measured − 1 with the catalog values. */
+  readonly before: number;
+  /** … with the fitted values. */
+  readonly after: number;
+  /** … with the values fitted on the other folds (absent without cross-validation). */
+  readonly heldOut?: number;
 }
 
 /** What a calibration found. */
@@ -236,6 +302,18 @@ export interface CalibrationResult {
   readonly errorAfter: number;
   /** k-fold cross-validation: median |error| of held-out points, uncalibrated and fitted on the other folds. */
   readonly crossValidation?: { readonly folds: number; readonly before: number; readonly after: number };
+  /** Every compared figure. */
+  readonly errors: readonly PointError[];
+}
+
+/** Options of a calibration. */
+export interface CalibrateOptions {
+  /** Constants to fit (default: all of {@link FIT_PARAMETERS}). */
+  readonly parameters?: readonly FitParameter[];
+  /** k of k-fold cross-validation over the runs or cases (default 5; 0 or 1: none). */
+  readonly folds?: number;
+  /** Levenberg–Marquardt iterations per fit (default {@link FIT_ITERATIONS}). */
+  readonly iterations?: number;
 }
 
 /**
@@ -243,39 +321,71 @@ export interface CalibrationResult {
  *
  * @param setup the deployment
  * @param runs the measured runs
- * @param options which constants (default all) and how many folds (default 5; 0 or 1: none)
+ * @param options which constants (default all), how many folds (default 5; 0 or 1: none), iterations
  */
 export function calibrate(
   setup: CalibrationSetup,
   runs: readonly MeasuredRun[],
-  options: { parameters?: readonly FitParameter[]; folds?: number } = {},
+  options: CalibrateOptions = {},
+): CalibrationResult {
+  return calibrateTargets(setup.device, runs.map((r) => runTarget(setup, r)), options);
+}
+
+/**
+ * Fits the constants of `device` to any measured targets (runs, scenarios),
+ * with k-fold cross-validation over the targets: fold f holds out every
+ * k-th target from the f-th, and its figures are predicted by constants
+ * fitted on the others.
+ */
+export function calibrateTargets(
+  device: DeviceSpec,
+  targets: readonly FitTarget[],
+  options: CalibrateOptions = {},
 ): CalibrationResult {
   const params = options.parameters ?? FIT_PARAMETERS;
-  const sims = new Simulations(setup, runs);
-  const start = deviceValues(setup.device);
-  const all = runs.map((_, i) => i);
-  const points = pointsOf(runs, all);
-  const fitted = fitOn(sims, start, params, all);
-  const k = Math.min(options.folds ?? 5, runs.length);
+  const iterations = options.iterations ?? FIT_ITERATIONS;
+  const sims = new Simulations(targets);
+  const start = deviceValues(device);
+  const all = targets.map((_, i) => i);
+  const points = pointsOf(targets, all);
+  const fitted = fitOn(sims, start, params, all, iterations);
+  const k = Math.min(options.folds ?? 5, targets.length);
+  const heldOut = new Map<string, number>();
   let crossValidation: CalibrationResult["crossValidation"];
   if (k >= 2) {
     const before: number[] = [];
     const after: number[] = [];
     for (let f = 0; f < k; f++) {
-      const test = all.filter((i) => i % k === f);
-      const v = fitOn(sims, start, params, all.filter((i) => i % k !== f));
-      before.push(...sims.errors(start, pointsOf(runs, test)));
-      after.push(...sims.errors(v, pointsOf(runs, test)));
+      const test = pointsOf(targets, all.filter((i) => i % k === f));
+      const v = fitOn(sims, start, params, all.filter((i) => i % k !== f), iterations);
+      before.push(...sims.errors(start, test));
+      const e = sims.errors(v, test);
+      after.push(...e);
+      test.forEach((p, i) => heldOut.set(`${p.target}|${p.metric}`, e[i]));
     }
     crossValidation = { folds: k, before: medianAbs(before), after: medianAbs(after) };
   }
+  const before = sims.errors(start, points);
+  const after = sims.errors(fitted, points);
+  const errors = points.map((p, i): PointError => {
+    const h = heldOut.get(`${p.target}|${p.metric}`);
+    return {
+      source: targets[p.target].source,
+      metric: targets[p.target].measured[p.metric].metric,
+      measured: sims.measured(p),
+      before: before[i],
+      after: after[i],
+      ...(h !== undefined ? { heldOut: h } : {}),
+    };
+  });
   return {
     start,
     fitted,
     parameters: params,
     points: points.length,
-    errorBefore: medianAbs(sims.errors(start, points)),
-    errorAfter: medianAbs(sims.errors(fitted, points)),
+    errorBefore: medianAbs(before),
+    errorAfter: medianAbs(after),
     ...(crossValidation ? { crossValidation } : {}),
+    errors,
   };
 }

@@ -8,10 +8,24 @@
  * measurements:
  *   - vllm: results/rate4.json             # vLLM bench serve --save-result
  *   - sglang: results/runs.jsonl           # SGLang bench_serving (one run per line)
+ *   - genai_perf: results/profile_export_genai_perf.json   # GenAI-Perf summary
+ *   - aiperf: results/profile_export_aiperf.json           # AIPerf summary
  *   - csv: results/more.csv                # num_prompts,input_len,output_len,request_rate,max_concurrency,median_ttft_ms,median_tpot_ms,output_throughput
- * fit: [matmul, attention, memory, step_overhead]   # default: all four
+ *   - file: results/any.json               # any of these, told apart by content
+ * fit: [matmul, attention, memory, step_overhead, seq_overhead]   # default: all five
  * folds: 5                                 # k-fold cross-validation (0: none)
+ * iterations: 40                           # Levenberg–Marquardt iterations per fit
  * output: h100-my-cluster.yaml             # the fitted device file; default <manifest>.device.yaml
+ * ```
+ *
+ * Or validation scenarios as the measurements (their `measured:` rows), one
+ * device file per device type they run on:
+ *
+ * ```yaml
+ * scenarios: [../scenarios/validation/*.yaml]   # paths or file-name globs, relative to this file
+ * engine: vllm                             # only the scenarios whose serving_config.engine is this
+ * max_requests: 2000                       # simulate each case with at most this many requests (faster)
+ * output: calibrated/                      # folder of the device files (<device>.calibrated.yaml); default: this file's
  * ```
  *
  * @module
@@ -23,27 +37,37 @@ import { mapping, nonNegativeInt } from "../config/schema.ts";
 import { validate } from "../config/validate.ts";
 import { FIT_PARAMETERS } from "./fit.ts";
 import type { CalibrationSetup, FitParameter } from "./fit.ts";
-import { readMeasurementCsv, readSglangResults, readVllmResult } from "./measurements.ts";
-import type { MeasuredRun } from "./measurements.ts";
+import { InputError } from "../config/errors.ts";
+import { readMeasurements } from "./measurements.ts";
+import type { MeasuredRun, MeasurementFormat } from "./measurements.ts";
 
 const path = () => z.string({ error: "expected a file path" }).min(1, { error: "expected a file path" });
 
+/** The keys of a measurement entry: a tool, or `file` (the format told by content). */
+const MEASUREMENT_KEYS = ["vllm", "sglang", "genai_perf", "aiperf", "csv", "file"] as const;
+
 /** Schema of a calibration manifest. */
 export const ManifestSchema = mapping({
-  instance_config: z.union([path(), z.array(path()).min(1)]),
-  common_config: path(),
+  instance_config: z.union([path(), z.array(path()).min(1)]).optional(),
+  common_config: path().optional(),
   measurements: z.array(
-    z.union([mapping({ vllm: path() }), mapping({ sglang: path() }), mapping({ csv: path() })], {
-      error: "expected {vllm: file}, {sglang: file} or {csv: file}",
+    z.union(MEASUREMENT_KEYS.map((k) => mapping({ [k]: path() })), {
+      error: `expected ${MEASUREMENT_KEYS.map((k) => `{${k}: file}`).join(", ").replace(/, ([^,]*)$/, " or $1")}`,
     }),
-  ).min(1, { error: "expected at least one measurement file" }),
+  ).min(1, { error: "expected at least one measurement file" }).optional(),
+  scenarios: z.union([path(), z.array(path()).min(1)]).optional(),
+  engine: z.string().min(1).optional(),
+  max_requests: z.number().int().positive().optional(),
   fit: z.array(z.enum(FIT_PARAMETERS, { error: `expected one of ${FIT_PARAMETERS.join(", ")}` })).min(1).optional(),
   folds: nonNegativeInt().optional(),
+  iterations: z.number().int().positive().optional(),
   output: path().optional(),
 });
 
-/** A loaded manifest: the deployment, the runs and the options. */
+/** A loaded manifest of measured runs: the deployment, the runs and the options. */
 export interface Manifest {
+  /** Measured runs on one deployment. */
+  readonly kind: "runs";
   /** The deployment. */
   readonly setup: CalibrationSetup;
   /** Every measured run, in file order. */
@@ -52,25 +76,106 @@ export interface Manifest {
   readonly parameters: readonly FitParameter[];
   /** Cross-validation folds. */
   readonly folds: number;
+  /** Levenberg–Marquardt iterations per fit. */
+  readonly iterations?: number;
   /** Where the fitted device file goes. */
   readonly output: string;
   /** The manifest file. */
   readonly file: string;
 }
 
+/** A loaded manifest of validation scenarios. */
+export interface ScenarioManifest {
+  /** Validation scenarios as measurements. */
+  readonly kind: "scenarios";
+  /** The scenario files (globs expanded), in order. */
+  readonly scenarios: readonly string[];
+  /** Only the scenarios of this engine. */
+  readonly engine?: string;
+  /** At most this many requests per simulated case. */
+  readonly maxRequests?: number;
+  /** Constants to fit. */
+  readonly parameters: readonly FitParameter[];
+  /** Cross-validation folds. */
+  readonly folds: number;
+  /** Levenberg–Marquardt iterations per fit. */
+  readonly iterations?: number;
+  /** The folder the device files go to. */
+  readonly outputDir: string;
+  /** The manifest file. */
+  readonly file: string;
+}
+
+const GLOB = /[*?]/;
+
 /**
- * Reads a manifest and everything it names.
+ * Expands scenario paths: a `*` or `?` in the file name (not in folders)
+ * matches the `.yaml`/`.yml` files of that folder, sorted.
+ *
+ * @throws {InputError} (at `where`) when a pattern matches nothing or its folder cannot be read
+ */
+export function expandScenarioPaths(patterns: readonly string[], where: { file: string; line?: number }): string[] {
+  return patterns.flatMap((p) => {
+    const slash = p.lastIndexOf("/");
+    const dir = slash >= 0 ? p.slice(0, slash) : ".";
+    const name = p.slice(slash + 1);
+    if (!GLOB.test(name)) return [p];
+    if (GLOB.test(dir)) throw new InputError(where, `${p}: a glob may only be in the file name`);
+    const re = new RegExp(
+      "^" + name.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".") + "$",
+    );
+    let names: string[];
+    try {
+      names = [...Deno.readDirSync(dir || "/")].filter((e) => e.isFile && re.test(e.name) && /\.ya?ml$/i.test(e.name))
+        .map((e) => e.name);
+    } catch {
+      throw new InputError(where, `${p}: cannot read the folder ${dir}`);
+    }
+    if (names.length === 0) throw new InputError(where, `${p}: no scenario file matches`);
+    return names.sort().map((n) => `${slash >= 0 ? dir + "/" : ""}${n}`);
+  });
+}
+
+/**
+ * Reads a manifest and everything it names: measured runs on a deployment,
+ * or validation scenarios.
  *
  * @throws {InputError} on a bad manifest, configuration or measurement file (located), or groups on unlike devices
  */
-export function loadManifest(file: string, fs: FileSystem): Manifest {
+export function loadManifest(file: string, fs: FileSystem): Manifest | ScenarioManifest {
   const src = readYaml(file, fs);
   const m = validate(src, ManifestSchema);
   const rel = (p: string) => resolveFrom(file, p);
-  const instancePaths = (Array.isArray(m.instance_config) ? m.instance_config : [m.instance_config]).map(rel);
+  const common = {
+    parameters: m.fit ?? FIT_PARAMETERS,
+    folds: m.folds ?? 5,
+    ...(m.iterations !== undefined ? { iterations: m.iterations } : {}),
+    file,
+  };
+  if (m.scenarios !== undefined) {
+    for (const k of ["instance_config", "common_config", "measurements"] as const) {
+      if (m[k] !== undefined) src.fail([k], "give scenarios or a deployment with measurements, not both", true);
+    }
+    const patterns = (Array.isArray(m.scenarios) ? m.scenarios : [m.scenarios]).map(rel);
+    return {
+      kind: "scenarios",
+      scenarios: expandScenarioPaths(patterns, src.locate(["scenarios"])),
+      ...(m.engine !== undefined ? { engine: m.engine } : {}),
+      ...(m.max_requests !== undefined ? { maxRequests: m.max_requests } : {}),
+      ...common,
+      outputDir: m.output ? rel(m.output) : resolveFrom(file, "."),
+    };
+  }
+  for (const k of ["engine", "max_requests"] as const) {
+    if (m[k] !== undefined) src.fail([k], `${k} selects scenarios: it needs scenarios`, true);
+  }
+  for (const k of ["instance_config", "common_config", "measurements"] as const) {
+    if (m[k] === undefined) src.fail([], `missing required key '${k}' (or give scenarios instead)`);
+  }
+  const instancePaths = (Array.isArray(m.instance_config) ? m.instance_config : [m.instance_config!]).map(rel);
   const instances = instancePaths.map((p) => readYaml(p, fs));
-  const common = readYaml(rel(m.common_config), fs);
-  const cfg = loadConfigSources(instances, common, fs);
+  const commonSrc = readYaml(rel(m.common_config!), fs);
+  const cfg = loadConfigSources(instances, commonSrc, fs);
   const device = cfg.groups[0].device;
   cfg.groups.forEach((g, i) => {
     if (g.device.name !== device.name) {
@@ -80,27 +185,22 @@ export function loadManifest(file: string, fs: FileSystem): Manifest {
       );
     }
   });
-  const runs = m.measurements.flatMap((entry) => {
-    const [kind, p] = Object.entries(entry)[0] as ["vllm" | "sglang" | "csv", string];
+  const runs = m.measurements!.flatMap((entry, i) => {
+    const [kind, p] = Object.entries(entry)[0] as [(typeof MEASUREMENT_KEYS)[number], string];
     const f = rel(p);
     let text: string;
     try {
       text = fs.readText(f);
     } catch {
-      return src.fail(["measurements"], `cannot read measurement file ${f}`);
+      return src.fail(["measurements", i], `cannot read measurement file ${f}`);
     }
-    return kind === "vllm"
-      ? readVllmResult(f, text)
-      : kind === "sglang"
-      ? readSglangResults(f, text)
-      : readMeasurementCsv(f, text);
+    return readMeasurements(f, text, kind === "file" ? undefined : kind as MeasurementFormat);
   });
   return {
-    setup: { instances, common, fs, device },
+    kind: "runs",
+    setup: { instances, common: commonSrc, fs, device },
     runs,
-    parameters: m.fit ?? FIT_PARAMETERS,
-    folds: m.folds ?? 5,
+    ...common,
     output: m.output ? rel(m.output) : file.replace(/\.ya?ml$/i, "") + ".device.yaml",
-    file,
   };
 }

@@ -1,12 +1,45 @@
 /**
- * Calibration to the user's own cluster: measured runs in, fitted device
- * constants out (`deno task calibrate`).
+ * Calibration to the user's own cluster: measured runs (or validation
+ * scenarios) in, fitted device constants out (`deno task calibrate`).
  *
  * @module
  */
-export { calibrate, deviceFileText, deviceValues, FIT_PARAMETERS, FIT_RANGE, simulateRun } from "./fit.ts";
-export type { CalibrationResult, CalibrationSetup, FitParameter, FitValues } from "./fit.ts";
-export { CSV_COLUMNS, readMeasurementCsv, readSglangResults, readVllmResult } from "./measurements.ts";
-export type { MeasuredMetrics, MeasuredRun } from "./measurements.ts";
-export { loadManifest, ManifestSchema } from "./manifest.ts";
-export type { Manifest } from "./manifest.ts";
+export {
+  calibrate,
+  calibrateTargets,
+  deviceFileText,
+  deviceValues,
+  FIT_ITERATIONS,
+  FIT_PARAMETERS,
+  FIT_RANGE,
+  simulateRun,
+} from "./fit.ts";
+export type {
+  CalibrateOptions,
+  CalibrationResult,
+  CalibrationSetup,
+  FitParameter,
+  FitTarget,
+  FitValues,
+  PointError,
+} from "./fit.ts";
+export {
+  CSV_COLUMNS,
+  detectFormat,
+  readMeasurementCsv,
+  readMeasurements,
+  readProfileExport,
+  readSglangResults,
+  readVllmResult,
+} from "./measurements.ts";
+export type { MeasuredMetrics, MeasuredRun, MeasurementFormat } from "./measurements.ts";
+export { expandScenarioPaths, loadManifest, ManifestSchema } from "./manifest.ts";
+export type { Manifest, ScenarioManifest } from "./manifest.ts";
+export { calibrateScenarios, loadScenarioCases, scenarioTarget } from "./scenarios.ts";
+export type {
+  DeviceCalibration,
+  ScenarioCalibrateOptions,
+  ScenarioCalibration,
+  ScenarioCase,
+  ScenarioCaseOptions,
+} from "./scenarios.ts";

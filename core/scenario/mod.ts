@@ -7,7 +7,7 @@
 export { evalExpr, exprRefs, holds, margin, OPERATORS, parseBound, parseExpr } from "./assertion.ts";
 export type { Bound, Expr, Operator, Tolerance } from "./assertion.ts";
 export { METRIC_KEY_NAMES, resolveMetric } from "./metric_keys.ts";
-export type { MetricRef } from "./metric_keys.ts";
+export type { Better, MetricRef, MetricUnit } from "./metric_keys.ts";
 export {
   loadScenario,
   MAX_RATE_MEETING,
@@ -27,7 +27,7 @@ export type {
   SweepAxis,
   SweepSpec,
 } from "./scenario.ts";
-export { overloadNote, runScenario } from "./runner.ts";
+export { overloadNote, runScenario, scenarioSources } from "./runner.ts";
 export type {
   CapacityAnswer,
   CheckResult,

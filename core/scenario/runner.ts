@@ -168,6 +168,20 @@ function sources(
 }
 
 /**
+ * The instance and common sources of one configuration of a scenario (its
+ * base, or a variant), with its overrides and `extra` applied, as a run
+ * reads them.
+ */
+export function scenarioSources(
+  s: Scenario,
+  c: ConfigRef = s.config,
+  extra: readonly ScenarioOverride[] = [],
+  fs?: FileSystem,
+): [YamlSource[], YamlSource] {
+  return sources(s, c, extra, fs);
+}
+
+/**
  * Runs a configuration with every seed of the scenario: the scenario's
  * seed (or load_gen.seed) first, then +1, +2, …
  */

@@ -1,0 +1,228 @@
+/**
+ * Calibration to validation scenarios: each scenario's `measured:` rows are
+ * measurements, simulated through the scenario runner (so every metric a
+ * scenario can name is fitted, not only TTFT, TPOT and throughput), with
+ * the constants of the device the scenario runs on in place of the
+ * catalog's. Scenarios on several devices are fitted one device at a time;
+ * the cross-validated error is pooled over all of them.
+ *
+ * @module
+ */
+import { InputError } from "../config/errors.ts";
+import { denoFileSystem, loadConfigSources } from "../config/load.ts";
+import type { FileSystem } from "../config/load.ts";
+import type { DeviceSpec } from "../hardware/device.ts";
+import { quantileSorted } from "../metrics/percentile.ts";
+import { runScenario, scenarioSources } from "../scenario/runner.ts";
+import { loadScenario } from "../scenario/scenario.ts";
+import type { ConfigRef, Scenario, ScenarioOverride } from "../scenario/scenario.ts";
+import { calibrateTargets, TRIAL_DEVICE, trialFileSystem } from "./fit.ts";
+import type { CalibrateOptions, CalibrationResult, FitTarget } from "./fit.ts";
+
+/** A validation scenario to calibrate on. */
+export interface ScenarioCase {
+  /** The scenario (its `measured:` rows are the measurements). */
+  readonly scenario: Scenario;
+  /** The device every instance group of it runs on. */
+  readonly device: DeviceSpec;
+  /** Its `serving_config.engine`, when set. */
+  readonly engine?: string;
+  /** Its `load_gen.num_requests` (undefined for a trace without a count). */
+  readonly requests?: number;
+}
+
+/** Options for reading scenario cases. */
+export interface ScenarioCaseOptions {
+  /** Keep only the scenarios whose `serving_config.engine` is this. */
+  readonly engine?: string;
+}
+
+/** A file system that reads each file once (a fit runs every scenario many times). */
+function cachedFs(fs: FileSystem): FileSystem {
+  const texts = new Map<string, string>();
+  return {
+    readText: (p) => {
+      let t = texts.get(p);
+      if (t === undefined) {
+        t = fs.readText(p);
+        texts.set(p, t);
+      }
+      return t;
+    },
+    isDirectory: (p) => fs.isDirectory(p),
+  };
+}
+
+/** The configurations a scenario runs: its base, or each variant. */
+const configsOf = (s: Scenario): ConfigRef[] => (s.variants.size ? [...s.variants.values()] : [s.config]);
+
+/**
+ * Reads validation scenarios as calibration cases: each must have
+ * `measured:` rows, one instance file (or inline instances) and one device
+ * type over all its groups.
+ *
+ * @param files scenario files
+ * @param options `engine`: keep only the scenarios of that engine
+ * @throws {InputError} on a bad scenario or configuration, or one that cannot be calibrated (located at the scenario)
+ */
+export function loadScenarioCases(
+  files: readonly string[],
+  fs: FileSystem = denoFileSystem,
+  options: ScenarioCaseOptions = {},
+): ScenarioCase[] {
+  const cases: ScenarioCase[] = [];
+  for (const file of files) {
+    const s = loadScenario(file, fs);
+    if (s.measured.length === 0) s.source.fail([], "no 'measured:' rows to calibrate to");
+    let device: DeviceSpec | undefined;
+    let engine: string | undefined;
+    let requests: number | undefined;
+    for (const c of configsOf(s)) {
+      if ("files" in c.instances && c.instances.files.length > 1) {
+        s.source.fail(["instance_config"], "calibration takes scenarios with one instance file (or inline instances)");
+      }
+      const [inst, common] = scenarioSources(s, c, [], fs);
+      const cfg = loadConfigSources(inst, common, fs);
+      for (const g of cfg.groups) {
+        device ??= g.device;
+        if (g.device.name !== device.name) {
+          s.source.fail(
+            [],
+            `runs on ${device.name} and ${g.device.name}: calibration fits one device type per scenario`,
+          );
+        }
+      }
+      engine ??= cfg.common.serving_config.engine;
+      const lg = cfg.common.load_gen as { num_requests?: number | null };
+      requests ??= lg.num_requests ?? undefined;
+    }
+    if (options.engine !== undefined && engine !== options.engine) continue;
+    cases.push({
+      scenario: s,
+      device: device!,
+      ...(engine !== undefined ? { engine } : {}),
+      ...(requests !== undefined ? { requests } : {}),
+    });
+  }
+  return cases;
+}
+
+/**
+ * A scenario case as a fit target: the scenario with every instance group
+ * on the trial device (and at most `maxRequests` requests), its measured
+ * values in row order.
+ */
+export function scenarioTarget(
+  c: ScenarioCase,
+  fs: FileSystem = denoFileSystem,
+  options: { readonly maxRequests?: number } = {},
+): FitTarget {
+  const s = c.scenario;
+  const files = cachedFs(fs);
+  const location = { file: s.file };
+  const withTrial = (ref: ConfigRef): ConfigRef => {
+    const [inst, common] = scenarioSources(s, ref, [], files);
+    const groups = inst.flatMap((src) => (src.data as { instance_groups?: unknown[] } | null)?.instance_groups ?? []);
+    const extra: ScenarioOverride[] = groups.map((_, i) => ({
+      key: `instance_groups[${i}].device_type`,
+      path: ["instance_groups", i, "device_type"],
+      value: TRIAL_DEVICE,
+      location,
+    }));
+    const lg = (common.data as { load_gen?: { load_gen_type?: string; num_requests?: number } } | null)?.load_gen;
+    const n = lg?.num_requests ?? 500;
+    if (options.maxRequests !== undefined && lg?.load_gen_type !== "trace" && n > options.maxRequests) {
+      extra.push({
+        key: "load_gen.num_requests",
+        path: ["load_gen", "num_requests"],
+        value: options.maxRequests,
+        location,
+      });
+    }
+    return { ...ref, overrides: [...ref.overrides, ...extra] };
+  };
+  // Only the measurements matter here: no assertions, capacity searches or baselines.
+  const trial: Scenario = {
+    ...s,
+    config: withTrial(s.config),
+    variants: new Map([...s.variants].map(([name, ref]) => [name, withTrial(ref)])),
+    assertions: [],
+    perPoint: [],
+    slos: [],
+    minValueSlos: [],
+    baseline: undefined,
+  };
+  return {
+    source: s.file,
+    measured: s.measured.map((m) => ({ metric: m.key, value: m.value })),
+    simulate: (v) => runScenario(trial, trialFileSystem(files, c.device, v)).measurements.map((m) => m.simulated),
+  };
+}
+
+/** One device's calibration on its scenarios. */
+export interface DeviceCalibration {
+  /** The device (the catalog's, or its device file's). */
+  readonly device: DeviceSpec;
+  /** Its cases, in the order given. */
+  readonly cases: readonly ScenarioCase[];
+  /** The fit, its errors and cross-validation. */
+  readonly result: CalibrationResult;
+}
+
+/** A calibration on scenarios, device by device, with errors pooled over all of them. */
+export interface ScenarioCalibration {
+  /** One calibration per device type, in order of first appearance. */
+  readonly devices: readonly DeviceCalibration[];
+  /** Compared figures over all devices. */
+  readonly points: number;
+  /** Median |error| of every figure with the catalog values. */
+  readonly errorBefore: number;
+  /** … with each device's fitted values. */
+  readonly errorAfter: number;
+  /**
+   * Median |error| of every figure predicted by constants fitted without
+   * its case's fold (k-fold per device; a device with one case has nothing
+   * else to fit on, so its figures count with the catalog values).
+   * Undefined when cross-validation is off.
+   */
+  readonly crossValidated?: number;
+}
+
+/** Options of {@link calibrateScenarios}. */
+export interface ScenarioCalibrateOptions extends CalibrateOptions {
+  /** Simulate each case with at most this many requests (faster; trace workloads keep theirs). */
+  readonly maxRequests?: number;
+}
+
+const medianAbs = (errors: readonly number[]) =>
+  errors.length ? quantileSorted(errors.map(Math.abs).sort((a, b) => a - b), 0.5) : NaN;
+
+/**
+ * Fits each device's constants to its scenarios (k-fold cross-validated
+ * over cases) and pools the errors.
+ *
+ * @throws {InputError} when there is no case
+ */
+export function calibrateScenarios(
+  cases: readonly ScenarioCase[],
+  fs: FileSystem = denoFileSystem,
+  options: ScenarioCalibrateOptions = {},
+): ScenarioCalibration {
+  if (cases.length === 0) throw new InputError({ file: "(scenarios)" }, "no scenario to calibrate on");
+  const byDevice = new Map<string, ScenarioCase[]>();
+  for (const c of cases) byDevice.set(c.device.name, [...(byDevice.get(c.device.name) ?? []), c]);
+  const devices = [...byDevice.values()].map((cs): DeviceCalibration => ({
+    device: cs[0].device,
+    cases: cs,
+    result: calibrateTargets(cs[0].device, cs.map((c) => scenarioTarget(c, fs, options)), options),
+  }));
+  const errors = devices.flatMap((d) => d.result.errors);
+  const cv = (options.folds ?? 5) >= 2;
+  return {
+    devices,
+    points: errors.length,
+    errorBefore: medianAbs(errors.map((e) => e.before)),
+    errorAfter: medianAbs(errors.map((e) => e.after)),
+    ...(cv ? { crossValidated: medianAbs(errors.map((e) => e.heldOut ?? e.before)) } : {}),
+  };
+}
