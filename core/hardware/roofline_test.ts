@@ -114,3 +114,39 @@ Deno.test("linearQuant() falls back where the device lacks the matrix type", () 
   assert.equal(linearQuant("W4A8_DYNAMIC", 32, DEVICE_CATALOG.TEST_DEVICE).weightBytes, 0.5);
   assert.equal(linearQuant("MXFP4", 32, DEVICE_CATALOG.B200_SXM_180G).peak, "fp4");
 });
+
+Deno.test("a decode step inside the CUDA-graph sizes runs the GEMMs of the next captured size; attention stays on the real rows", () => {
+  const m = modelSpecFromHf(
+    "meta-llama/Llama-3.1-8B-Instruct",
+    MODEL_CATALOG["meta-llama/Llama-3.1-8B-Instruct"],
+    (f) => assert.fail(f),
+  );
+  const d = DEVICE_CATALOG.H100_SXM_80G;
+  const withGraphs = (graphSizes?: number[]) =>
+    new RooflineCostModel({
+      model: m,
+      device: d,
+      layout: tensorParallel(1),
+      linear: linearQuant("DISABLED", 32, d),
+      lmheadWeightBytes: 2,
+      kvBytes: 2,
+      host2deviceBandwidth: 0,
+      blockSize: 16,
+      graphSizes,
+    });
+  const c = withGraphs([1, 2, 4, 8, 16, 24, 32]);
+  const parts = (cm: RooflineCostModel, seqs: number, context: number) => {
+    const o = {} as StepBreakdown;
+    cm.stepTime(decode(seqs, context), o);
+    return o;
+  };
+  const a = parts(c, 17, 1024);
+  const b = parts(c, 24, 1024);
+  const plain = parts(withGraphs(), 17, 1024);
+  assert.equal(a.linear, b.linear); // 17 rows run the 24-row graph
+  assert.ok(a.attention < b.attention); // the KV of 17 sequences, not 24
+  assert.equal(a.elementwise, b.elementwise);
+  assert.ok(plain.linear < a.linear && plain.elementwise < a.elementwise); // unpadded: 17 rows
+  // Beyond the largest captured size, or with a prefill in the step, nothing is padded.
+  assert.equal(parts(c, 40, 1024).linear, parts(withGraphs(), 40, 1024).linear);
+});
