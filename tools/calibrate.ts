@@ -82,7 +82,7 @@ function runScenarios(m: Omit<ScenarioManifest, "kind" | "file"> & { readonly ho
   for (const d of r.devices) {
     const res = d.result;
     const cv = res.crossValidation;
-    console.log(`calibrated ${d.device.name} on ${d.cases.length} scenarios (${res.points} measured figures)`);
+    console.log(`calibrated ${d.group} on ${d.cases.length} scenarios (${res.points} measured figures)`);
     for (const line of constantLines(res)) console.log(line);
     const width = Math.max(...res.errors.map((e) => `${e.source.replace(/^.*[\\/]/, "")} ${e.metric}`.length));
     console.log(`  ${"case metric".padEnd(width)}  uncalibrated  fitted  held-out`);
@@ -98,9 +98,9 @@ function runScenarios(m: Omit<ScenarioManifest, "kind" | "file"> & { readonly ho
     if (cv) {
       console.log(`  ${cv.folds}-fold cross-validated: ${pct(cv.before)} uncalibrated, ${pct(cv.after)} calibrated`);
     }
-    const out = `${m.outputDir.replace(/\/$/, "")}/${d.device.name}.calibrated.yaml`;
+    const out = `${m.outputDir.replace(/\/$/, "")}/${d.group.replace(/[^A-Za-z0-9._-]+/g, "_")}.calibrated.yaml`;
     const header = [
-      `${d.device.name} calibrated by \`deno task calibrate ${m.how}\` on ${d.cases.length} validation scenarios.`,
+      `${d.group} calibrated by \`deno task calibrate ${m.how}\` on ${d.cases.length} validation scenarios.`,
       `Median |error| ${pct(res.errorBefore)} before, ${pct(res.errorAfter)} after${
         cv ? `; ${cv.folds}-fold cross-validated ${pct(cv.after)} (uncalibrated ${pct(cv.before)})` : ""
       }.`,

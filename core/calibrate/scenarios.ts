@@ -10,6 +10,7 @@
  */
 import { InputError } from "../config/errors.ts";
 import { denoFileSystem, loadConfigSources } from "../config/load.ts";
+import { buildPlan } from "../config/plan.ts";
 import type { FileSystem } from "../config/load.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import { quantileSorted } from "../metrics/percentile.ts";
@@ -23,8 +24,17 @@ import type { CalibrateOptions, CalibrationResult, FitTarget } from "./fit.ts";
 export interface ScenarioCase {
   /** The scenario (its `measured:` rows are the measurements). */
   readonly scenario: Scenario;
-  /** The device every instance group of it runs on. */
+  /**
+   * The device every instance group of it runs on, as the run uses it: with
+   * the host costs of its engine profile, when the profile has some.
+   */
   readonly device: DeviceSpec;
+  /**
+   * What its constants are fitted with: the device, and the engine profile
+   * record when one applies (engine versions differ in host costs, so each
+   * record is fitted on its own).
+   */
+  readonly group: string;
   /** Its `serving_config.engine`, when set. */
   readonly engine?: string;
   /** Its `load_gen.num_requests` (undefined for a trace without a count). */
@@ -75,6 +85,7 @@ export function loadScenarioCases(
     const s = loadScenario(file, fs);
     if (s.measured.length === 0) s.source.fail([], "no 'measured:' rows to calibrate to");
     let device: DeviceSpec | undefined;
+    let group: string | undefined;
     let engine: string | undefined;
     let requests: number | undefined;
     for (const c of configsOf(s)) {
@@ -83,8 +94,11 @@ export function loadScenarioCases(
       }
       const [inst, common] = scenarioSources(s, c, [], fs);
       const cfg = loadConfigSources(inst, common, fs);
-      for (const g of cfg.groups) {
+      const plan = buildPlan(cfg);
+      for (const g of plan.groups) {
+        const record = g.serving.profile?.resolved.record;
         device ??= g.device;
+        group ??= record ? `${g.device.name} ${record.engine}-${record.since}` : g.device.name;
         if (g.device.name !== device.name) {
           s.source.fail(
             [],
@@ -100,6 +114,7 @@ export function loadScenarioCases(
     cases.push({
       scenario: s,
       device: device!,
+      group: group!,
       ...(engine !== undefined ? { engine } : {}),
       ...(requests !== undefined ? { requests } : {}),
     });
@@ -163,6 +178,8 @@ export function scenarioTarget(
 export interface DeviceCalibration {
   /** The device (the catalog's, or its device file's). */
   readonly device: DeviceSpec;
+  /** The device and engine profile record fitted (see {@link ScenarioCase.group}). */
+  readonly group: string;
   /** Its cases, in the order given. */
   readonly cases: readonly ScenarioCase[];
   /** The fit, its errors and cross-validation. */
@@ -210,9 +227,10 @@ export function calibrateScenarios(
 ): ScenarioCalibration {
   if (cases.length === 0) throw new InputError({ file: "(scenarios)" }, "no scenario to calibrate on");
   const byDevice = new Map<string, ScenarioCase[]>();
-  for (const c of cases) byDevice.set(c.device.name, [...(byDevice.get(c.device.name) ?? []), c]);
+  for (const c of cases) byDevice.set(c.group, [...(byDevice.get(c.group) ?? []), c]);
   const devices = [...byDevice.values()].map((cs): DeviceCalibration => ({
     device: cs[0].device,
+    group: cs[0].group,
     cases: cs,
     result: calibrateTargets(cs[0].device, cs.map((c) => scenarioTarget(c, fs, options)), options),
   }));
