@@ -77,6 +77,13 @@ interface AllReduceTable {
   }[];
 }
 
+/** A GEMM shape's nearest measured row, and the times computed for it by M. */
+interface GemmShape {
+  readonly table: GemmTable;
+  readonly row: number;
+  readonly memo: Map<number, number>;
+}
+
 /** One GPU's file, as `tools/aiconfigurator/fit.ts` writes it (see the folder's README). */
 interface AicFile {
   readonly device: string;
@@ -192,21 +199,41 @@ export class KernelTables {
    * layers at TP1 and TP8).
    */
   gemm(m: number, n: number, k: number, dtype: "bf16" | "fp8"): number | undefined {
-    const t = this.#gemm.get(dtype);
-    if (!t) return undefined;
-    let best = 0;
-    let dist = Infinity;
-    for (let i = 0; i < this.#shapes.length; i++) {
-      const s = this.#shapes[i];
-      const d = Math.log(s.n / n) ** 2 + Math.log(s.k / k) ** 2;
-      if (d < dist) {
-        dist = d;
-        best = i;
-      }
+    const g = this.#gemmShape(n, k, dtype);
+    if (!g) return undefined;
+    // Steps repeat batch sizes: each shape keeps the times it has computed, by M.
+    let t = g.memo.get(m);
+    if (t === undefined) {
+      const frac = interpLog(g.table.m, g.table.compute[g.row], Math.max(1, m));
+      t = frac !== undefined && frac > 0 ? (2 * m * n * k) / (frac * this.#file.peaks[dtype]) : NaN;
+      g.memo.set(m, t);
     }
-    const frac = interpLog(t.m, t.compute[best], Math.max(1, m));
-    if (frac === undefined || !(frac > 0)) return undefined;
-    return (2 * m * n * k) / (frac * this.#file.peaks[dtype]);
+    return Number.isNaN(t) ? undefined : t;
+  }
+
+  #shapeCache = { bf16: new Map<number, GemmShape | null>(), fp8: new Map<number, GemmShape | null>() };
+
+  /** The measured row nearest to N × K (in log N and log K) in the `dtype` table, found once per shape. */
+  #gemmShape(n: number, k: number, dtype: "bf16" | "fp8") {
+    const cache = this.#shapeCache[dtype];
+    const key = n * 4_294_967_296 + k; // exact for N, K below 2^21
+    let g = cache.get(key);
+    if (g === undefined) {
+      const table = this.#gemm.get(dtype);
+      let row = 0;
+      let dist = Infinity;
+      for (let i = 0; i < this.#shapes.length; i++) {
+        const s = this.#shapes[i];
+        const d = Math.log(s.n / n) ** 2 + Math.log(s.k / k) ** 2;
+        if (d < dist) {
+          dist = d;
+          row = i;
+        }
+      }
+      g = table ? { table, row, memo: new Map() } : null;
+      cache.set(key, g);
+    }
+    return g;
   }
 
   /**
@@ -257,6 +284,17 @@ export class KernelTables {
    * beyond the largest measured size.
    */
   allReduce(gpus: number, bytes: number): number | undefined {
+    const key = bytes * 16 + gpus;
+    const hit = this.#allReduceMemo.get(key);
+    if (hit !== undefined) return Number.isNaN(hit) ? undefined : hit;
+    const t = this.#allReduceTime(gpus, bytes);
+    this.#allReduceMemo.set(key, t ?? NaN);
+    return t;
+  }
+
+  #allReduceMemo = new Map<number, number>();
+
+  #allReduceTime(gpus: number, bytes: number): number | undefined {
     const a = this.#allReduce?.tables.find((t) => t.gpus === gpus);
     if (!a) return undefined;
     const us = interpLog(this.#allReduce!.bytes, a.latencyUs, Math.max(bytes, this.#allReduce!.bytes[0]));
