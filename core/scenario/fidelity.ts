@@ -8,6 +8,19 @@
  */
 import type { ScenarioResult } from "./runner.ts";
 
+/**
+ * What `deno task validate` and the test suite hold the fidelity report to.
+ * Issue 10's targets are a median absolute error of at most 10%, at most
+ * 15% per engine and per chip with four cases or more, and a median signed
+ * error within ±5%, over at least 60 cases. The 123 measurements of the set
+ * (88 of them public runs the model was never fitted to) are not there
+ * yet: 15.5% and −6.2%. These limits hold the set where it stands, so a
+ * change can keep or improve it but not make it worse; lower them as the
+ * model improves, each in a commit of its own. A single case is held by its
+ * band (or, for a known gap, by staying outside it).
+ */
+export const FIDELITY_GATE = { medianAbsError: 0.16, absBias: 0.07, minCases: 120 } as const;
+
 /** One compared number. */
 export interface FidelityRow {
   /** Scenario name. */
