@@ -16,6 +16,7 @@ const SC: ServingConfig = {
   num_kv_blocks: null,
   routing_policy: "least_loaded",
   admission_policy: "greedy",
+  num_scheduler_steps: 1,
 };
 
 Deno.test("every engine has a profile record, each naming its source", () => {
