@@ -11,6 +11,7 @@
  * @module
  */
 import type { PrefixIds } from "../workload/source.ts";
+import { Deque } from "./deque.ts";
 
 // 53-bit keys from two 32-bit FNV-1a lanes (collisions negligible at millions of blocks).
 function mix(h: number, v: number, prime: number): number {
@@ -61,10 +62,23 @@ export function blockKeys(prefix: PrefixIds | undefined, blockSize: number, inpu
   return keys;
 }
 
-/** Cached blocks with reference counts and an LRU of the unreferenced. */
+/**
+ * Cached blocks with reference counts and an LRU of the unreferenced.
+ *
+ * The LRU is a queue of (key, stamp) entries with lazy deletion: a block
+ * released again or taken back leaves its old entry behind, recognised by
+ * a stamp that no longer matches, and eviction skips such entries. (A
+ * JavaScript Set used as the LRU, deleting from its front, leaves holes its
+ * iterator walks over again on every eviction: half the run time of a
+ * 100,000-request run with prefix caching went there.)
+ */
 export class PrefixCache {
   #refs = new Map<number, number>();
-  #lru = new Set<number>(); // unreferenced keys, least recently released first
+  /** Unreferenced keys → the stamp of their live entry in the queue. */
+  #lru = new Map<number, number>();
+  #queueKeys = new Deque<number>();
+  #queueStamps = new Deque<number>();
+  #stamp = 0;
 
   /** Cached blocks (referenced or not). */
   get size(): number {
@@ -98,7 +112,7 @@ export class PrefixCache {
   /** A request starts using a cached block. */
   acquire(key: number): void {
     const r = this.#refs.get(key)!;
-    if (r === 0) this.#lru.delete(key);
+    if (r === 0) this.#lru.delete(key); // its queue entry goes stale
     this.#refs.set(key, r + 1);
   }
 
@@ -112,7 +126,12 @@ export class PrefixCache {
     const r = this.#refs.get(key)! - 1;
     if (!(r >= 0)) throw new RangeError(`prefix cache: reference count of block ${key} below 0`);
     this.#refs.set(key, r);
-    if (r === 0) this.#lru.add(key);
+    if (r === 0) {
+      const stamp = ++this.#stamp;
+      this.#lru.set(key, stamp);
+      this.#queueKeys.push(key);
+      this.#queueStamps.push(stamp);
+    }
   }
 
   /**
@@ -122,8 +141,10 @@ export class PrefixCache {
    */
   evict(n: number): number {
     let k = 0;
-    for (const key of this.#lru) {
-      if (k === n) break;
+    while (k < n && this.#lru.size > 0) {
+      const key = this.#queueKeys.shift()!;
+      const stamp = this.#queueStamps.shift()!;
+      if (this.#lru.get(key) !== stamp) continue; // taken back or released again since
       this.#lru.delete(key);
       this.#refs.delete(key);
       k++;
