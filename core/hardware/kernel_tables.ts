@@ -144,6 +144,14 @@ function bracket(xs: readonly number[], x: number): [number, number] {
   return [xs.length - 1, xs.length - 1];
 }
 
+/** The measured layouts with the fewest and the most KV heads per GPU. */
+function headLayouts<T extends { readonly kvHeads: number }>(shapes: readonly T[]): [T, T] {
+  return [
+    shapes.reduce((a, s) => (s.kvHeads < a.kvHeads ? s : a)),
+    shapes.reduce((a, s) => (s.kvHeads > a.kvHeads ? s : a)),
+  ];
+}
+
 /** Weight of the larger of two KV-head layouts (1 and 8 per GPU) at `kvHeads`, in log scale. */
 function headWeight(kvHeads: number, small: number, large: number): number {
   if (kvHeads <= small) return 0;
@@ -248,8 +256,7 @@ export class KernelTables {
   decodeAttention(seqs: number, context: number, kvHeads: number, kvBytes: number, bytes: number): number | undefined {
     const t = this.#decode.get(kvBytes < 2 ? "fp8" : "bf16") ?? this.#decode.get("bf16");
     if (!t || t.shapes.length === 0) return undefined;
-    const small = t.shapes.reduce((a, s) => (s.kvHeads < a.kvHeads ? s : a));
-    const large = t.shapes.reduce((a, s) => (s.kvHeads > a.kvHeads ? s : a));
+    const [small, large] = headLayouts(t.shapes);
     const hbm = this.#file.peaks.hbmBandwidth;
     const time = (s: DecodeShape) => {
       const f = s.cellsAboveHbm ? undefined : interpGrid(t.context, t.batch, s.hbmFraction, context, seqs);
@@ -267,8 +274,7 @@ export class KernelTables {
   prefillAttention(flops: number, seqLen: number, kvHeads: number): number | undefined {
     const t = this.#prefill;
     if (!t || t.shapes.length === 0) return undefined;
-    const small = t.shapes.reduce((a, s) => (s.kvHeads < a.kvHeads ? s : a));
-    const large = t.shapes.reduce((a, s) => (s.kvHeads > a.kvHeads ? s : a));
+    const [small, large] = headLayouts(t.shapes);
     const frac = (s: PrefillShape) => interpGrid(t.seqLen, t.batch, s.computeFraction, seqLen, 1);
     const fs = frac(small);
     const fl = frac(large);
