@@ -31,7 +31,22 @@ load_gen:
 serving_config: {max_concurrency: 100000, block_size: 16, max_tokens_budget: 8192}
 `,
 };
+// The same workload as vLLM serves it: the engine profile (vLLM V1: prefix caching on, kernel tables, host costs,
+// CUDA-graph padding, 8,192-token budget and 1,024 sequences).
+files["common_vllm.yaml"] = files["common.yaml"].replace(
+  "serving_config: {max_concurrency: 100000, block_size: 16, max_tokens_budget: 8192}",
+  "serving_config: {max_concurrency: 100000, block_size: 16, engine: vllm}",
+);
 const fs: FileSystem = { readText: (p) => files[p], isDirectory: () => false };
+
+Deno.bench({
+  name: "the same with the vLLM engine profile (prefix caching, kernel tables, CUDA graphs)",
+  n: 3,
+  warmup: 1,
+  fn: () => {
+    runFiles(["instances.yaml"], "common_vllm.yaml", { fs });
+  },
+});
 
 let reported = false;
 Deno.bench({

@@ -177,6 +177,21 @@ export class Engine implements EngineLoad {
     r.cachedBlocks = 0;
   }
 
+  /**
+   * A finished request's blocks: private ones to the pool, shared-prefix ones
+   * to the prefix cache; the cached blocks of its own content can never be
+   * hit again (no other prompt has that content), so they join the LRU as
+   * one anonymous run, in the same place, without a key each.
+   */
+  #releaseFinished(r: Request): void {
+    const shared = r.cachedBlocks;
+    const own = shared < r.firstOwnBlock ? shared : r.firstOwnBlock;
+    this.kv.release(r.blocks - shared);
+    for (let j = 0; j < own; j++) this.cache!.release(r.cacheKeys![j]);
+    if (shared > own) this.cache!.releaseDead(r.cacheKeys!, own, shared);
+    r.cachedBlocks = 0;
+  }
+
   /** Gives back what is still set aside for a request leaving this engine (or losing its KV). */
   #unreserve(r: Request): void {
     this.reserved -= r.reserved;
@@ -434,7 +449,11 @@ export class Engine implements EngineLoad {
       // last prompt token is computed, to produce the first output token).
       let hit = 0;
       if (cache && r.computed === 0) {
-        r.cacheKeys ??= blockKeys(r.prefix, bs, r.input, r.id);
+        if (r.cacheKeys === undefined) {
+          r.cacheKeys = blockKeys(r.prefix, bs, r.input, r.id);
+          const covered = r.prefix ? Math.min(r.input, r.prefix.ids.length * r.prefix.blockTokens) : 0;
+          r.firstOwnBlock = Math.floor(covered / bs);
+        }
         hit = cache.lookup(r.cacheKeys, Math.floor((r.input - 1) / bs));
         for (let j = 0; j < hit; j++) cache.acquire(r.cacheKeys[j]);
       }
@@ -538,7 +557,9 @@ export class Engine implements EngineLoad {
         const keys = r.cacheKeys;
         if (keys !== undefined && this.cache) {
           const full = Math.min(keys.length, Math.floor(r.computed / this.spec.blockSize));
-          while (r.cachedBlocks < full && !this.cache.has(keys[r.cachedBlocks])) {
+          // A request never preempted here cannot find its own content cached: no lookup for it.
+          const unique = r.preemptions === 0 ? r.firstOwnBlock : Infinity;
+          while (r.cachedBlocks < full && (r.cachedBlocks >= unique || !this.cache.has(keys[r.cachedBlocks]))) {
             this.cache.insert(keys[r.cachedBlocks]);
             r.cachedBlocks++;
           }
@@ -563,7 +584,7 @@ export class Engine implements EngineLoad {
           if (r.generated === r.output) {
             r.finish = now;
             this.#unreserve(r);
-            this.#releaseBlocks(r, r.blocks);
+            this.#releaseFinished(r);
             r.blocks = 0;
             this.active--;
             this.served++;

@@ -79,15 +79,17 @@ export class PrefixCache {
   #queueKeys = new Deque<number>();
   #queueStamps = new Deque<number>();
   #stamp = 0;
+  /** Unreferenced blocks no prompt can hit again, queued as anonymous runs (stamp 0, the key field their count). */
+  #dead = 0;
 
   /** Cached blocks (referenced or not). */
   get size(): number {
-    return this.#refs.size;
+    return this.#refs.size + this.#dead;
   }
 
   /** Unreferenced cached blocks: reclaimable. */
   get evictable(): number {
-    return this.#lru.size;
+    return this.#lru.size + this.#dead;
   }
 
   /** Σ reference counts (0 once every request has left). */
@@ -135,15 +137,41 @@ export class PrefixCache {
   }
 
   /**
+   * A request's blocks `keys[from..to)` (referenced by it alone) that no
+   * prompt can hit again: they leave the index and wait in the LRU as one
+   * anonymous run, reclaimable like any unreferenced block.
+   */
+  releaseDead(keys: readonly number[], from: number, to: number): void {
+    for (let j = from; j < to; j++) {
+      if (this.#refs.get(keys[j]) !== 1) throw new RangeError(`prefix cache: block ${keys[j]} is not held once`);
+      this.#refs.delete(keys[j]);
+    }
+    this.#dead += to - from;
+    this.#queueKeys.push(to - from);
+    this.#queueStamps.push(0);
+  }
+
+  /**
    * Drops up to `n` unreferenced blocks, least recently used first.
    *
    * @returns how many were dropped (their blocks are free again)
    */
   evict(n: number): number {
     let k = 0;
-    while (k < n && this.#lru.size > 0) {
+    while (k < n && this.#lru.size + this.#dead > 0) {
       const key = this.#queueKeys.shift()!;
       const stamp = this.#queueStamps.shift()!;
+      if (stamp === 0) {
+        // An anonymous run of `key` dead blocks: take what is needed, put the rest back in front.
+        const take = key < n - k ? key : n - k;
+        if (take < key) {
+          this.#queueKeys.pushFront(key - take);
+          this.#queueStamps.pushFront(0);
+        }
+        this.#dead -= take;
+        k += take;
+        continue;
+      }
       if (this.#lru.get(key) !== stamp) continue; // taken back or released again since
       this.#lru.delete(key);
       this.#refs.delete(key);

@@ -52,6 +52,8 @@ export class Request {
   cacheKeys: number[] | undefined;
   /** Its first blocks that are shared prefix-cache blocks. */
   cachedBlocks = 0;
+  /** Its first prompt block holding its own content (blocks before it hold only the shared prefix). */
+  firstOwnBlock = 0;
 
   /** Prefix content ids, for prefix caching. */
   readonly prefix?: PrefixIds;
