@@ -169,27 +169,29 @@ export class Engine implements EngineLoad {
     if (spec.prefixCaching) this.cache = new PrefixCache();
   }
 
-  /** Returns a request's blocks: private ones to the pool, shared ones to the prefix cache. */
-  #releaseBlocks(r: Request, blocks: number): void {
+  /**
+   * Returns a request's blocks: private ones to the pool, cached ones to the
+   * prefix cache (unreferenced, in prompt order). The cached blocks of its
+   * own content are kept out of the cache's index while it has never been
+   * preempted here (no other prompt can hit them); when it leaves without
+   * finishing they are indexed as it releases them, so that it finds them
+   * again. When it finishes they can never be hit again and join the LRU as
+   * one anonymous run, in the same place.
+   */
+  #releaseBlocks(r: Request, blocks: number, finished = false): void {
+    const cache = this.cache;
     const shared = r.cachedBlocks;
     this.kv.release(blocks - shared);
-    for (let j = 0; j < shared; j++) this.cache!.release(r.cacheKeys![j]);
     r.cachedBlocks = 0;
-  }
-
-  /**
-   * A finished request's blocks: private ones to the pool, shared-prefix ones
-   * to the prefix cache; the cached blocks of its own content can never be
-   * hit again (no other prompt has that content), so they join the LRU as
-   * one anonymous run, in the same place, without a key each.
-   */
-  #releaseFinished(r: Request): void {
-    const shared = r.cachedBlocks;
+    if (shared === 0) return;
     const own = shared < r.firstOwnBlock ? shared : r.firstOwnBlock;
-    this.kv.release(r.blocks - shared);
-    for (let j = 0; j < own; j++) this.cache!.release(r.cacheKeys![j]);
-    if (shared > own) this.cache!.releaseDead(r.cacheKeys!, own, shared);
-    r.cachedBlocks = 0;
+    const keys = r.cacheKeys!;
+    for (let j = 0; j < own; j++) cache!.release(keys[j]);
+    if (shared === own) return;
+    const unindexed = r.preemptions === 0;
+    if (finished) cache!.releaseDead(keys, own, shared, unindexed);
+    else if (unindexed) cache!.indexReleased(keys, own, shared);
+    else for (let j = own; j < shared; j++) cache!.release(keys[j]);
   }
 
   /** Gives back what is still set aside for a request leaving this engine (or losing its KV). */
@@ -557,11 +559,14 @@ export class Engine implements EngineLoad {
         const keys = r.cacheKeys;
         if (keys !== undefined && this.cache) {
           const full = Math.min(keys.length, Math.floor(r.computed / this.spec.blockSize));
-          // A request never preempted here cannot find its own content cached: no lookup for it.
-          const unique = r.preemptions === 0 ? r.firstOwnBlock : Infinity;
-          while (r.cachedBlocks < full && (r.cachedBlocks >= unique || !this.cache.has(keys[r.cachedBlocks]))) {
-            this.cache.insert(keys[r.cachedBlocks]);
-            r.cachedBlocks++;
+          // A request never preempted here cannot find its own content cached (no other prompt
+          // has it): its own blocks are held without an index entry (see #releaseBlocks).
+          while (r.cachedBlocks < full) {
+            if (r.preemptions === 0 && r.cachedBlocks >= r.firstOwnBlock) {
+              this.cache.holdOwn(full - r.cachedBlocks);
+              r.cachedBlocks = full;
+            } else if (this.cache.has(keys[r.cachedBlocks])) break;
+            else this.cache.insert(keys[r.cachedBlocks++]);
           }
         }
         if (r.computed === r.input + r.generated) {
@@ -584,7 +589,7 @@ export class Engine implements EngineLoad {
           if (r.generated === r.output) {
             r.finish = now;
             this.#unreserve(r);
-            this.#releaseFinished(r);
+            this.#releaseBlocks(r, r.blocks, true);
             r.blocks = 0;
             this.active--;
             this.served++;

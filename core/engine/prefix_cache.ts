@@ -81,10 +81,12 @@ export class PrefixCache {
   #stamp = 0;
   /** Unreferenced blocks no prompt can hit again, queued as anonymous runs (stamp 0, the key field their count). */
   #dead = 0;
+  /** Blocks of requests' own content held by them without an index entry (see {@link holdOwn}). */
+  #heldOwn = 0;
 
   /** Cached blocks (referenced or not). */
   get size(): number {
-    return this.#refs.size + this.#dead;
+    return this.#refs.size + this.#dead + this.#heldOwn;
   }
 
   /** Unreferenced cached blocks: reclaimable. */
@@ -94,7 +96,7 @@ export class PrefixCache {
 
   /** Σ reference counts (0 once every request has left). */
   get referenced(): number {
-    let n = 0;
+    let n = this.#heldOwn;
     for (const r of this.#refs.values()) n += r;
     return n;
   }
@@ -137,14 +139,36 @@ export class PrefixCache {
   }
 
   /**
-   * A request's blocks `keys[from..to)` (referenced by it alone) that no
-   * prompt can hit again: they leave the index and wait in the LRU as one
-   * anonymous run, reclaimable like any unreferenced block.
+   * A request computed `n` blocks of its own content, which only it can
+   * ever look up: they are cached and referenced by it, without an index
+   * entry until it releases them ({@link indexReleased}, {@link releaseDead}).
    */
-  releaseDead(keys: readonly number[], from: number, to: number): void {
+  holdOwn(n: number): void {
+    this.#heldOwn += n;
+  }
+
+  /** A request releases its own blocks `keys[from..to)` held by {@link holdOwn}: they are indexed, unreferenced. */
+  indexReleased(keys: readonly number[], from: number, to: number): void {
+    this.#heldOwn -= to - from;
     for (let j = from; j < to; j++) {
-      if (this.#refs.get(keys[j]) !== 1) throw new RangeError(`prefix cache: block ${keys[j]} is not held once`);
-      this.#refs.delete(keys[j]);
+      this.#refs.set(keys[j], 1);
+      this.release(keys[j]);
+    }
+  }
+
+  /**
+   * A finished request's blocks `keys[from..to)` (referenced by it alone)
+   * that no prompt can hit again: they leave the index (or were never in it:
+   * `held`, see {@link holdOwn}) and wait in the LRU as one anonymous run,
+   * reclaimable like any unreferenced block.
+   */
+  releaseDead(keys: readonly number[], from: number, to: number, held: boolean): void {
+    if (held) this.#heldOwn -= to - from;
+    else {
+      for (let j = from; j < to; j++) {
+        if (this.#refs.get(keys[j]) !== 1) throw new RangeError(`prefix cache: block ${keys[j]} is not held once`);
+        this.#refs.delete(keys[j]);
+      }
     }
     this.#dead += to - from;
     this.#queueKeys.push(to - from);

@@ -264,6 +264,9 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
   // still be counted against an engine (the routers' measures).
   for (const e of engines) {
     const cached = e.cache?.size ?? 0;
+    if ((e.cache?.referenced ?? 0) !== 0) {
+      throw new RangeError(`engine ${e.spec.label}: ${e.cache!.referenced} prefix-cache references left over`);
+    }
     if (e.kv.used !== cached || e.reserved !== 0) {
       throw new RangeError(
         `engine ${e.spec.label}: ${e.kv.used - cached} KV blocks and ${e.reserved} reserved blocks leaked`,
