@@ -94,6 +94,7 @@ export type {
   MatrixPeaks,
   MemoryLimits,
   MemoryPlan,
+  MoeShape,
   StepBreakdown,
   StepCostModel,
   TimeParts,

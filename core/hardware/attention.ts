@@ -139,19 +139,29 @@ export function mlaBlock(a: AttentionInput): AttentionBlock {
       if (b.prefillTokens > 0) {
         // Expand K and V of the whole context read by the chunks.
         lin += k.gemm(b.prefillContext, kvUpN, mla.kvLoraRank, wb, peak);
-        acc.attention += k.attention(
+        // A whole causal prompt of L tokens has L²/2 pairs: 2·pairs/tokens is its length.
+        acc.attention += k.mlaPrefillAttention(
           (2 * hpr * (qHead + mla.vHeadDim) * b.prefillPairs) / dcp,
           b.prefillContext * (kvBytesPerToken + kvUpN * ACT_BYTES / dcp) +
             b.prefillTokens * 2 * hpr * qHead * ACT_BYTES,
+          (2 * b.prefillPairs) / b.prefillTokens,
+          hpr,
         );
       }
       if (b.decodeSeqs > 0) {
         // Absorbed: q_nope · W_UK into latent space, then W_UV on the output (per head, batched).
         lin += k.gemm(b.decodeTokens, hpr * mla.kvLoraRank, mla.qkNopeHeadDim, wb, peak) +
           k.gemm(b.decodeTokens, hpr * mla.vHeadDim, mla.kvLoraRank, wb, peak);
-        acc.attention += k.attention(
-          (2 * hpr * (latent + mla.kvLoraRank) * b.decodeContext * (b.decodeTokens / b.decodeSeqs)) / dcp,
+        // Measured kernels pack each sequence's query tokens (1, or 1 + drafts with MTP) with its heads.
+        const queries = b.decodeTokens / b.decodeSeqs;
+        acc.attention += k.mlaDecodeAttention(
+          (2 * hpr * (latent + mla.kvLoraRank) * b.decodeContext * queries) / dcp,
           b.decodeContext * kvBytesPerToken + b.decodeTokens * 2 * hpr * latent * ACT_BYTES,
+          b.decodeSeqs,
+          b.decodeContext / b.decodeSeqs / dcp,
+          hpr * queries,
+          a.kvb,
+          b.decodeContext * kvBytesPerToken,
         );
       }
       acc.linear += lin;

@@ -114,6 +114,15 @@ export function moeFfn(f: FfnInput): FfnBlock {
     nodes * (1 - Math.pow(1 - 1 / nodes, e.topK)),
   );
   const remoteCopies = nodes > 1 ? (reach * (nodes - 1)) / nodes : 0;
+  // One object per block: the kernel tables find its nearest measured shape once.
+  const moeShape = {
+    hidden: h,
+    inter: e.expertIntermediate,
+    experts: e.experts,
+    topK: e.topK,
+    moeTp: l.moeTp,
+    ep: l.ep,
+  };
   return {
     weightBytes: h * e.experts * ACT_BYTES + localExperts * 3 * h * inter * wb + (shared?.weightBytes ?? 0),
     activationBytesPerToken: ACT_BYTES * (tokenShare * e.topK * 3 * inter / l.ep + 2 * h) +
@@ -124,10 +133,15 @@ export function moeFfn(f: FfnInput): FfnBlock {
       const pairs = (groupTokens * e.topK) / l.ep;
       const share = 1 - Math.pow(1 - e.topK / e.experts, groupTokens);
       const touched = localExperts * share;
-      acc.linear += k.gemm(T, e.experts, h, ACT_BYTES, "bf16") + // router
-        groupedGemm(k, pairs, touched, 2 * inter, h, wb, peak, localExperts, share) +
-        groupedGemm(k, pairs, touched, h, inter, wb, peak, localExperts, share);
-      acc.elementwise += k.stream(ACT_BYTES * 3 * inter * pairs, 1);
+      acc.linear += k.gemm(T, e.experts, h, ACT_BYTES, "bf16"); // router
+      // The engine's measured MoE kernel where its tables hold one, else two grouped GEMMs and SiLU-and-mul.
+      const measured = k.moeExperts(moeShape, groupTokens, touched, pairs, wb, peak);
+      if (measured !== undefined) acc.linear += measured;
+      else {
+        acc.linear += groupedGemm(k, pairs, touched, 2 * inter, h, wb, peak, localExperts, share) +
+          groupedGemm(k, pairs, touched, h, inter, wb, peak, localExperts, share);
+        acc.elementwise += k.stream(ACT_BYTES * 3 * inter * pairs, 1);
+      }
       if (shared) shared.add(b, acc);
       else {
         acc.elementwise += k.stream(ACT_BYTES * 4 * h * T, 1); // post-attention norm

@@ -1,7 +1,8 @@
 /**
  * Measured kernel tables: the batch- and shape-dependent efficiencies that
  * NVIDIA's AIConfigurator measured for each engine's own kernels (GEMMs,
- * decode and prefill attention, custom all-reduce), fitted into
+ * decode and prefill attention, custom all-reduce, MoE routed experts, MLA
+ * decode and prefill attention), fitted into
  * `data/aiconfigurator/*.json` by `tools/aiconfigurator/fit.ts` (Apache-2.0
  * data, commit 095f58a5; figures only). Where a table covers an operator,
  * its measured time replaces the roofline with constant efficiencies: a
@@ -77,6 +78,68 @@ interface AllReduceTable {
   }[];
 }
 
+interface MoeTable {
+  readonly engine: string;
+  readonly version: string;
+  readonly dtype: string;
+  readonly tokens: readonly number[];
+  /** `"tp<moe_tp>ep<moe_ep>"` per row of each shape's grid. */
+  readonly splits: readonly string[];
+  readonly shapes: readonly {
+    readonly hidden: number;
+    readonly inter: number;
+    readonly experts: number;
+    readonly topK: number;
+    readonly fraction: Grid;
+  }[];
+}
+
+interface MlaDecodeTable {
+  readonly engine: string;
+  readonly version: string;
+  readonly kvDtype: string;
+  readonly heads: readonly number[];
+  readonly batch: readonly number[];
+  readonly context: readonly number[];
+  readonly fit: readonly ({ readonly overheadUs: number; readonly hbmFraction: number } | null)[];
+  readonly hbmFraction: readonly Grid[];
+}
+
+interface MlaPrefillTable {
+  readonly engine: string;
+  readonly version: string;
+  readonly heads: readonly number[];
+  readonly seqLen: readonly number[];
+  readonly computeFraction: Grid;
+}
+
+/**
+ * A MoE layer's expert computation on one rank: the model's hidden size,
+ * per-expert intermediate (before the MoE TP split), experts, top-k, and
+ * the MoE TP and EP degrees.
+ */
+export interface MoeShape {
+  /** Hidden size. */
+  readonly hidden: number;
+  /** Per-expert intermediate size of the whole model (before the MoE TP split). */
+  readonly inter: number;
+  /** Routed experts. */
+  readonly experts: number;
+  /** Experts per token. */
+  readonly topK: number;
+  /** MoE tensor-parallel degree (each expert's intermediate split this many ways). */
+  readonly moeTp: number;
+  /** Expert-parallel degree. */
+  readonly ep: number;
+}
+
+/** A MoE shape's nearest measured row, and the fractions interpolated for it by token count. */
+interface MoeRow {
+  readonly tokens: readonly number[];
+  readonly fraction: readonly (number | null)[];
+  readonly memo: Map<number, number>;
+}
+
 /** A GEMM shape's nearest measured row, and the times computed for it by M. */
 interface GemmShape {
   readonly table: GemmTable;
@@ -93,6 +156,9 @@ interface AicFile {
   readonly decodeAttention: readonly DecodeTable[];
   readonly prefillAttention: readonly PrefillTable[];
   readonly allReduce: readonly AllReduceTable[];
+  readonly moe?: readonly MoeTable[];
+  readonly mlaDecode?: readonly MlaDecodeTable[];
+  readonly mlaPrefill?: readonly MlaPrefillTable[];
 }
 
 /** The files by catalog device name (a Map: a device named like an Object property finds nothing). */
@@ -173,6 +239,9 @@ export class KernelTables {
   #decode = new Map<string, DecodeTable>();
   #prefill?: PrefillTable;
   #allReduce?: AllReduceTable;
+  #moe = new Map<string, MoeTable>();
+  #mlaDecode = new Map<string, MlaDecodeTable>();
+  #mlaPrefill?: MlaPrefillTable;
 
   private constructor(file: AicFile, engine: KernelTableEngine) {
     this.#file = file;
@@ -190,6 +259,11 @@ export class KernelTables {
     for (const d of file.decodeAttention) if (d.engine === engine) this.#decode.set(d.kvDtype, d);
     this.#prefill = file.prefillAttention.find((p) => p.engine === engine);
     this.#allReduce = file.allReduce.find((a) => a.impl === `${engine}-custom`);
+    for (const m of file.moe ?? []) if (m.engine === engine) this.#moe.set(m.dtype, m);
+    // MLA: where vLLM's attention-only MLA kernels were not measured (B200), SGLang's stand in.
+    const mlaEngine = (file.mlaDecode ?? []).some((d) => d.engine === engine) ? engine : "sglang";
+    for (const d of file.mlaDecode ?? []) if (d.engine === mlaEngine) this.#mlaDecode.set(d.kvDtype, d);
+    this.#mlaPrefill = (file.mlaPrefill ?? []).find((p) => p.engine === mlaEngine);
     this.label = `AIConfigurator ${engine} ${[...versions].join("/")} kernel tables`;
   }
 
@@ -282,6 +356,118 @@ export class KernelTables {
     const w = headWeight(kvHeads, small.kvHeads, large.kvHeads);
     const f = (1 - w) * fs + w * fl;
     return f > 0 ? flops / (f * this.#file.peaks.bf16) : undefined;
+  }
+
+  /**
+   * One rank's routed-expert computation of a MoE layer (gate+up GEMM,
+   * activation, down GEMM): `tokens` tokens enter the MoE group and make
+   * `pairs` token-expert pairs on this rank over `touched` distinct local
+   * experts, with `dtype` weights. The roofline max(touched experts' weight
+   * bytes / HBM, FLOPs / peak) divided by the fraction of it the engine's
+   * MoE kernel reached at that token count (balanced routing), for the
+   * nearest measured shape (log hidden, intermediate, experts, top-k) and
+   * MoE TP × EP split (log TP, log EP). Undefined when the tables hold no
+   * MoE of that dtype.
+   */
+  moe(shape: MoeShape, tokens: number, touched: number, pairs: number, dtype: "bf16" | "fp8"): number | undefined {
+    const row = this.#moeRow(shape, dtype);
+    if (!row) return undefined;
+    let f = row.memo.get(tokens);
+    if (f === undefined) {
+      f = interpLog(row.tokens, row.fraction, Math.max(1, tokens)) ?? NaN;
+      row.memo.set(tokens, f);
+    }
+    if (!(f > 0)) return undefined;
+    const ffn = 3 * shape.hidden * (shape.inter / shape.moeTp);
+    const memory = (touched * ffn * (dtype === "fp8" ? 1 : 2)) / this.#file.peaks.hbmBandwidth;
+    const compute = (2 * pairs * ffn) / this.#file.peaks[dtype];
+    return (memory > compute ? memory : compute) / f;
+  }
+
+  #moeRows = new WeakMap<MoeShape, { bf16?: MoeRow | null; fp8?: MoeRow | null }>();
+
+  /** The measured fractions nearest to a MoE shape and split, found once per shape object. */
+  #moeRow(shape: MoeShape, dtype: "bf16" | "fp8"): MoeRow | null {
+    let e = this.#moeRows.get(shape);
+    if (!e) this.#moeRows.set(shape, e = {});
+    let r = e[dtype];
+    if (r === undefined) {
+      r = null;
+      const t = this.#moe.get(dtype);
+      if (t && t.shapes.length) {
+        const l = (a: number, b: number) => Math.log(a / b) ** 2;
+        let best = t.shapes[0], dist = Infinity;
+        for (const s of t.shapes) {
+          const d = l(s.hidden, shape.hidden) + l(s.inter, shape.inter) + l(s.experts, shape.experts) +
+            l(s.topK, shape.topK);
+          if (d < dist) [best, dist] = [s, d];
+        }
+        let split = 0, sd = Infinity;
+        t.splits.forEach((name, i) => {
+          const [tp, ep] = name.slice(2).split("ep").map(Number);
+          const d = l(tp, shape.moeTp) + l(ep, shape.ep);
+          if (d < sd && best.fraction[i].some((x) => x !== null)) [split, sd] = [i, d];
+        });
+        r = { tokens: t.tokens, fraction: best.fraction[split], memo: new Map() };
+      }
+      e[dtype] = r;
+    }
+    return r;
+  }
+
+  /**
+   * One layer's absorbed MLA decode attention (FlashMLA-style): `seqs`
+   * sequences with `context` latent tokens each on average, `heads` query
+   * heads on the device (times the query tokens per sequence with MTP),
+   * reading `bytes` of latent cache (`kvBytes` per value). The measured
+   * fraction of HBM bandwidth at that batch and context, interpolated in
+   * log heads between the 16- and 128-head layouts; cells never measured
+   * fall back to that layout's fitted fixed cost + bandwidth.
+   */
+  mlaDecode(seqs: number, context: number, heads: number, kvBytes: number, bytes: number): number | undefined {
+    const t = this.#mlaDecode.get(kvBytes < 2 ? "fp8" : "bf16") ?? this.#mlaDecode.get("bf16");
+    if (!t) return undefined;
+    const hbm = this.#file.peaks.hbmBandwidth;
+    const time = (i: number) => {
+      const f = interpGrid(t.context, t.batch, t.hbmFraction[i], context, seqs);
+      const fit = t.fit[i];
+      if (f !== undefined && f > 0) return bytes / (f * hbm);
+      return fit ? fit.overheadUs * 1e-6 + bytes / (fit.hbmFraction * hbm) : undefined;
+    };
+    return this.#byHeads(t.heads, heads, time);
+  }
+
+  /**
+   * One layer's causal MLA prefill attention of `flops` (as `mlaBlock`
+   * counts them: 192-dim QKᵀ and 128-dim PV over half the score matrix)
+   * over sequences of about `seqLen` tokens with `heads` query heads on
+   * the device: the measured fraction of the BF16 peak (batch 1).
+   */
+  mlaPrefill(flops: number, seqLen: number, heads: number): number | undefined {
+    const t = this.#mlaPrefill;
+    if (!t) return undefined;
+    const peak = this.#file.peaks.bf16;
+    return this.#byHeads(t.heads, heads, (i) => {
+      const f = interpLog(t.seqLen, t.computeFraction[i], seqLen);
+      return f !== undefined && f > 0 ? flops / (f * peak) : undefined;
+    });
+  }
+
+  /** A time at `heads` query heads, log-interpolated between the measured head counts around it. */
+  #byHeads(grid: readonly number[], heads: number, time: (i: number) => number | undefined): number | undefined {
+    let lo = 0, hi = 0;
+    for (let i = 0; i < grid.length; i++) {
+      if (grid[i] <= heads && (grid[lo] > heads || grid[i] > grid[lo])) lo = i;
+      if (grid[i] >= heads && (grid[hi] < heads || grid[i] < grid[hi])) hi = i;
+    }
+    if (grid[lo] > heads) lo = hi; // below the smallest layout
+    if (grid[hi] < heads) hi = lo; // above the largest
+    const a = time(lo);
+    if (lo === hi || a === undefined) return a;
+    const b = time(hi);
+    if (b === undefined) return undefined;
+    const w = Math.log(heads / grid[lo]) / Math.log(grid[hi] / grid[lo]);
+    return (1 - w) * a + w * b;
   }
 
   /**

@@ -56,3 +56,56 @@ Deno.test("an engine's custom all-reduce replaces the NCCL-like latency inside a
   // Across nodes the tables do not apply.
   assert.equal(v.collective("all_reduce", 16, 8192), new Kernels(H100).collective("all_reduce", 16, 8192));
 });
+
+const H200 = DEVICE_CATALOG.H200_SXM_141G;
+/** DeepSeek-V3/R1 routed experts: hidden 7168, expert intermediate 2048, 256 experts, top-8. */
+const dsv3 = (moeTp: number, ep: number) => ({ hidden: 7168, inter: 2048, experts: 256, topK: 8, moeTp, ep });
+
+Deno.test("DeepSeek MoE experts run at the fraction of the weight-streaming roofline TensorRT-LLM's kernel reached", () => {
+  const k = new Kernels(H200, KernelTables.of("H200_SXM_141G", "trtllm")!);
+  // TP2 × EP4 (trtllm-serve --tp_size 8 --ep_size 4), 4 tokens: 8 pairs on 8 experts per rank under
+  // balanced routing, 8 × 3 × 7168 × 1024 FP8 bytes; measured at 0.474 of HBM bandwidth.
+  const bytes = 8 * 3 * 7168 * 1024;
+  near(bytes / k.moeExperts(dsv3(2, 4), 4, 8, 8, 1, "fp8")! / H200.hbmBandwidth, 0.474, 0.01, "TP2×EP4, 4 tokens");
+  // TP8 × EP1 at 1 token: 8 experts of 3 × 7168 × 256, measured at 0.08 (a 7 MB-per-expert stream is launch-bound).
+  const b1 = 8 * 3 * 7168 * 256;
+  near(b1 / k.moeExperts(dsv3(8, 1), 1, 8, 8, 1, "fp8")! / H200.hbmBandwidth, 0.08, 0.02, "TP8, 1 token");
+  // The roofline without tables is several times faster at small batch.
+  const roof = new Kernels(H200);
+  assert.equal(roof.moeExperts(dsv3(2, 4), 4, 8, 8, 1, "fp8"), undefined);
+  // INT8 weights are not in the tables.
+  assert.equal(k.moeExperts(dsv3(2, 4), 4, 8, 8, 1, "int8"), undefined);
+});
+
+Deno.test("a split AIConfigurator did not measure takes the nearest one; other MoE shapes the nearest shape", () => {
+  const t = KernelTables.of("H200_SXM_141G", "trtllm")!;
+  // TP2 × EP8 is not kept: nearest are TP1 × EP8 and TP2 × EP4 (equal log distance; the first listed wins), so
+  // TP2 × EP8 runs at TP1 × EP8's fraction of a roofline with half the intermediate per rank.
+  const a = t.moe(dsv3(2, 8), 64, 16, 64, "fp8")!;
+  const b = t.moe(dsv3(1, 8), 64, 16, 64, "fp8")!;
+  near(2 * a, b, 1e-9, "nearest split");
+  // Mixtral-8x7B in BF16 (hidden 4096, intermediate 14336, 8 experts, top-2) at TP1, 1 token: its own row (0.659 … ).
+  const mixtral = { hidden: 4096, inter: 14336, experts: 8, topK: 2, moeTp: 1, ep: 1 };
+  const w = 2 * 3 * 4096 * 14336 * 2;
+  const f = w / t.moe(mixtral, 1, 2, 2, "bf16")! / H200.hbmBandwidth;
+  assert.ok(f > 0.3 && f < 1, String(f));
+});
+
+Deno.test("MLA decode reads the latent cache at the measured fraction of HBM bandwidth, per heads on the GPU", () => {
+  const k = new Kernels(H200, KernelTables.of("H200_SXM_141G", "trtllm")!);
+  // TP8 (16 heads per GPU), batch 64 at 4k context, BF16 latent cache of 576 values: 0.692 measured.
+  const bytes = 64 * 4096 * 576 * 2;
+  near(bytes / k.mlaDecodeAttention(0, bytes, 64, 4096, 16, 2, bytes) / H200.hbmBandwidth, 0.692, 0.01, "16 heads");
+  // 128 heads per GPU (attention DP or TP1): 0.468.
+  near(bytes / k.mlaDecodeAttention(0, bytes, 64, 4096, 128, 2, bytes) / H200.hbmBandwidth, 0.468, 0.01, "128 heads");
+  // vLLM 0.14.0's FlashAttention MLA kernel at the same point: 0.358.
+  const v = new Kernels(H200, KernelTables.of("H200_SXM_141G", "vllm")!);
+  near(bytes / v.mlaDecodeAttention(0, bytes, 64, 4096, 16, 2, bytes) / H200.hbmBandwidth, 0.358, 0.01, "vLLM");
+  // Without tables: the roofline, unchanged.
+  assert.equal(
+    new Kernels(H200).mlaDecodeAttention(1e9, bytes, 64, 4096, 16, 2, bytes),
+    new Kernels(H200).attention(1e9, bytes),
+  );
+  // B200 has no attention-only vLLM MLA table: SGLang's stands in.
+  assert.ok(KernelTables.of("B200_SXM_180G", "vllm")!.mlaDecode(64, 4096, 16, 2, bytes));
+});

@@ -7,7 +7,7 @@
  * @module
  */
 import type { DeviceSpec, MatrixPeaks } from "./device.ts";
-import type { KernelTables } from "./kernel_tables.ts";
+import type { KernelTables, MoeShape } from "./kernel_tables.ts";
 
 /** Activations are BF16 throughout. */
 export const ACT_BYTES = 2;
@@ -142,6 +142,61 @@ export class Kernels {
   prefillAttention(flops: number, bytes: number, seqLen: number, kvHeads: number): number {
     const t = this.tables?.prefillAttention(flops, seqLen, kvHeads);
     return t === undefined ? this.attention(flops, bytes) : Math.max(t, bytes * this.#rawByteTime);
+  }
+
+  /**
+   * Absorbed MLA decode attention of one layer, from the engine's measured
+   * MLA kernel when the tables hold it: `seqs` sequences with `context`
+   * latent tokens on average, `heads` query heads on the device (× query
+   * tokens per sequence), `latentBytes` of latent cache read at `kvBytes`
+   * per value; `flops` and `bytes` for the roofline otherwise.
+   */
+  mlaDecodeAttention(
+    flops: number,
+    bytes: number,
+    seqs: number,
+    context: number,
+    heads: number,
+    kvBytes: number,
+    latentBytes: number,
+  ): number {
+    const t = this.tables?.mlaDecode(seqs, context, heads, kvBytes, latentBytes);
+    return t === undefined ? this.attention(flops, bytes) : Math.max(t, bytes * this.#rawByteTime);
+  }
+
+  /** Causal MLA prefill attention of one layer over sequences of about `seqLen` tokens with `heads` query heads. */
+  mlaPrefillAttention(flops: number, bytes: number, seqLen: number, heads: number): number {
+    const t = this.tables?.mlaPrefill(flops, seqLen, heads);
+    return t === undefined ? this.attention(flops, bytes) : Math.max(t, bytes * this.#rawByteTime);
+  }
+
+  /**
+   * The routed experts of one MoE layer on one rank (both grouped GEMMs
+   * and the activation between them) from the engine's measured MoE kernel:
+   * `tokens` tokens in the MoE group, `pairs` token-expert pairs over
+   * `touched` local experts, weights of `wb` bytes. Undefined without
+   * tables or for a weight type they do not hold (the caller then uses
+   * `groupedGemm`). Never faster than streaming the touched experts'
+   * weights from HBM.
+   */
+  moeExperts(
+    shape: MoeShape,
+    tokens: number,
+    touched: number,
+    pairs: number,
+    wb: number,
+    peak: keyof MatrixPeaks,
+  ): number | undefined {
+    if (!this.tables || pairs <= 0 || touched <= 0) return undefined;
+    const dtype = (peak === "bf16" || peak === "fp16") && wb === 2
+      ? "bf16"
+      : peak === "fp8" && wb === 1
+      ? "fp8"
+      : undefined;
+    const t = dtype && this.tables.moe(shape, tokens, touched, pairs, dtype);
+    if (!t) return undefined;
+    const weights = touched * 3 * shape.hidden * (shape.inter / shape.moeTp) * wb;
+    return Math.max(t, weights * this.#rawByteTime);
   }
 
   /** Memory-bound kernels moving `bytes`, with `ops` launches. */

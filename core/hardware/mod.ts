@@ -19,7 +19,7 @@ export type { CollectiveKind } from "./kernels.ts";
 export { expectedTouched } from "./ffn.ts";
 export { RooflineCostModel } from "./roofline.ts";
 export { KernelTables } from "./kernel_tables.ts";
-export type { KernelTableEngine } from "./kernel_tables.ts";
+export type { KernelTableEngine, MoeShape } from "./kernel_tables.ts";
 export type { CostModelInput, LayerShapes } from "./roofline.ts";
 export { planMemory } from "./memory.ts";
 export type { MemoryLimits, MemoryPlan } from "./memory.ts";

@@ -558,6 +558,315 @@ async function fitAllReduce(dataDir: string, gpu: string, inputs: Set<string>) {
   return { tables: out, summaries };
 }
 
+/**
+ * MoE expert shapes (full model: hidden, per-expert intermediate, experts,
+ * top-k): DeepSeek-V3/R1, Qwen3-235B-A22B and Mixtral-8x7B. Runtime lookups
+ * take the nearest (log hidden, intermediate, experts, top-k).
+ */
+const MOE_SHAPES: ReadonlyArray<{ name: string; h: number; i: number; e: number; k: number; dtypes: string[] }> = [
+  { name: "deepseek-v3", h: 7168, i: 2048, e: 256, k: 8, dtypes: ["fp8"] }, // not measured in BF16
+  { name: "qwen3-235b", h: 4096, i: 1536, e: 128, k: 8, dtypes: ["bf16"] },
+  { name: "mixtral-8x7b", h: 4096, i: 14336, e: 8, k: 2, dtypes: ["fp8", "bf16"] },
+];
+/** Tokens entering the MoE group (before routing), 1 … 16k. */
+const MOE_TOKENS = [1, 2, 4, 8, 16, 32, 64, 256, 1024, 4096, 16384];
+/** (moe_tp, moe_ep) splits kept: pure expert parallel up to 64, pure TP up to 8, and TP2 × EP4. */
+const MOE_SPLITS: ReadonlyArray<readonly [number, number]> = [
+  [1, 1],
+  [1, 2],
+  [1, 4],
+  [1, 8],
+  [1, 16],
+  [1, 32],
+  [1, 64],
+  [2, 1],
+  [4, 1],
+  [8, 1],
+  [2, 4],
+];
+/** GPUs the MoE and MLA tables are fitted for (L40S: its 96 MB L2 holds small expert sets; not fitted). */
+const MOE_MLA_GPUS = new Set(["h100_sxm", "h200_sxm", "b200_sxm", "a100_sxm"]);
+const MOE_DTYPES: ReadonlyArray<{ data: string; name: "bf16" | "fp8"; bytes: number }> = [
+  { data: "fp8_block", name: "fp8", bytes: 1 },
+  { data: "bfloat16", name: "bf16", bytes: 2 },
+];
+
+/**
+ * The roofline of one rank's MoE expert computation (gate+up and down GEMMs
+ * of the experts it holds) under the benchmark's balanced routing: the
+ * T·k token-expert pairs are spread evenly over the experts, so a rank
+ * holds T·k/ep pairs on min(E/ep, T·k/ep) distinct experts (at least one).
+ * Seconds: max(weight bytes of those experts / HBM, FLOPs / peak).
+ */
+function moeRoofline(
+  s: { h: number; i: number; e: number; k: number },
+  tokens: number,
+  tp: number,
+  ep: number,
+  wb: number,
+  dev: DeviceSpec,
+  peak: number,
+) {
+  const inter = s.i / tp;
+  const pairs = (tokens * s.k) / ep;
+  const touched = Math.min(s.e / ep, Math.max(1, pairs));
+  const mem = (touched * 3 * s.h * inter * wb) / dev.hbmBandwidth;
+  const comp = (2 * pairs * 3 * s.h * inter) / peak;
+  return { mem, comp, roof: Math.max(mem, comp) };
+}
+
+async function fitMoe(dataDir: string, gpu: string, dev: DeviceSpec, inputs: Set<string>) {
+  const out: unknown[] = [];
+  const summaries: string[] = [];
+  const table = "moe_perf.parquet";
+  for (const dt of MOE_DTYPES) {
+    const peak = dev.peaks[dt.name];
+    if (!peak) continue;
+    let kept = 0;
+    for (const engine of ENGINES) {
+      if (kept >= MAX_ENGINES) break;
+      for (const version of versionsWith(dataDir, gpu, "moe", engine, table)) {
+        const all = await readTable(`${dataDir}/${gpu}/moe/${engine}/${version}/${table}`);
+        const typed = all.filter((r) => r.moe_dtype === dt.data);
+        if (!typed.length) continue;
+        // Balanced routing where measured (the roofline assumes it); else the mildest power law.
+        const distribution = typed.some((r) => r.distribution === "balanced") ? "balanced" : "power_law_1.01";
+        const rows = typed.filter((r) => r.distribution === distribution);
+        const kernels = new Set<string>();
+        const shapesOut: unknown[] = [];
+        let splitsFound = 0, wanted = 0, found = 0;
+        let splitsUsed: (readonly [number, number])[] = [];
+        const grids: Record<string, (number | null)[][]> = {};
+        for (const s of MOE_SHAPES) {
+          if (!s.dtypes.includes(dt.name)) continue;
+          const mine = rows.filter((r) =>
+            num(r.hidden_size) === s.h && num(r.inter_size) === s.i && num(r.num_experts) === s.e &&
+            num(r.topk) === s.k
+          );
+          if (!mine.length) continue;
+          // The splits are those measured for the first shape present (the DeepSeek one where it is).
+          if (!splitsUsed.length) {
+            splitsUsed = MOE_SPLITS.filter(([tp, ep]) =>
+              mine.some((r) => num(r.moe_tp_size) === tp && num(r.moe_ep_size) === ep)
+            );
+            splitsFound = splitsUsed.length;
+          }
+          const grid = splitsUsed.map(([tp, ep]) => {
+            const split = mine.filter((r) => num(r.moe_tp_size) === tp && num(r.moe_ep_size) === ep);
+            if (!split.length) return MOE_TOKENS.map(() => null);
+            const kernel = mainKernel(split);
+            kernels.add(kernel);
+            const lat = latencyBy(split.filter((r) => r.kernel_source === kernel), (r) => String(num(r.num_tokens)));
+            return MOE_TOKENS.map((t) => {
+              wanted++;
+              const ms = lat.get(String(t));
+              if (ms === undefined) return null;
+              found++;
+              return frac(moeRoofline(s, t, tp, ep, dt.bytes, dev, peak).roof / (ms * 1e-3));
+            });
+          });
+          grids[s.name] = grid;
+          shapesOut.push({ name: s.name, hidden: s.h, inter: s.i, experts: s.e, topK: s.k, fraction: grid });
+        }
+        if (splitsFound < 2 || !wanted || found / wanted < MIN_COVERAGE) continue;
+        // Above 1.0: faster than streaming the experts the balanced routing touches (e.g. a module that
+        // applies DeepSeek's group-limited routing, touching fewer experts); counted, kept in the grid.
+        const above = Object.values(grids).flat(2).filter((x) => x !== null && x > 1).length;
+        inputs.add(repoPath(gpu, "moe", engine, version, table));
+        out.push({
+          engine,
+          version,
+          dtype: dt.name,
+          source: dt.data,
+          distribution,
+          ...(above ? { cellsAboveRoofline: above } : {}),
+          kernels: [...kernels].sort(),
+          tokens: MOE_TOKENS,
+          splits: splitsUsed.map(([tp, ep]) => `tp${tp}ep${ep}`),
+          shapes: shapesOut,
+        });
+        const name = Object.keys(grids)[0];
+        const g = grids[name];
+        const s = MOE_SHAPES.find((x) => x.name === name)!;
+        const at = (tp: number, ep: number, t: number) => {
+          const i = splitsUsed.findIndex(([a, b]) => a === tp && b === ep);
+          return i < 0 ? NaN : g[i][MOE_TOKENS.indexOf(t)] ?? NaN;
+        };
+        const pick = ([[1, 8], [2, 4], [8, 1], [1, 1]] as const).filter(([tp, ep]) =>
+          splitsUsed.some(([a, b]) => a === tp && b === ep)
+        );
+        summaries.push(
+          `MoE ${dt.name} (${dt.data}) ${engine} ${version} ${name} (${s.h}/${s.i}, ${s.e} experts, top-${s.k}; ` +
+            `fraction of max(touched-expert weights / HBM, FLOPs / peak)): ` +
+            pick.map(([tp, ep]) =>
+              `TP${tp}×EP${ep} ${at(tp, ep, 1)} at 1 token, ${at(tp, ep, 4)} at 4, ${at(tp, ep, 64)} at 64, ` +
+              `${at(tp, ep, 1024)} at 1k, ${at(tp, ep, 16384)} at 16k`
+            ).join("; ") + (distribution === "balanced" ? "" : ` [${distribution} routing: balanced not measured]`) +
+            (above ? ` [${above} cells above 1.0]` : ""),
+        );
+        kept++;
+        break;
+      }
+    }
+  }
+  return { tables: out, summaries };
+}
+
+/** MLA query heads per GPU: DeepSeek-V3's 128 at TP1 (or attention DP) and 16 at TP8 (others: log-interpolated). */
+const MLA_HEADS = [128, 16];
+/** The latent cache per token and layer: kv_lora_rank 512 + rope 64. */
+const MLA_LATENT = 576;
+
+/** Kernel with most rows; on a tie, the faster one (lower summed latency over the rows). */
+function mainKernelFastest(rows: Row[]): string {
+  const counts = new Map<string, { n: number; t: number }>();
+  for (const r of rows) {
+    const c = counts.get(str(r.kernel_source)) ?? { n: 0, t: 0 };
+    c.n++;
+    c.t += num(r.latency);
+    counts.set(str(r.kernel_source), c);
+  }
+  return [...counts].sort((a, b) => b[1].n - a[1].n || a[1].t - b[1].t)[0][0];
+}
+
+async function fitMlaDecode(dataDir: string, gpu: string, dev: DeviceSpec, inputs: Set<string>) {
+  const out: unknown[] = [];
+  const summaries: string[] = [];
+  const table = "generation_mla_perf.parquet";
+  for (const kvt of KV_DTYPES) {
+    let kept = 0;
+    for (const engine of ENGINES) {
+      if (kept >= MAX_ENGINES) break;
+      for (const version of versionsWith(dataDir, gpu, "mla", engine, table)) {
+        const all = await readTable(`${dataDir}/${gpu}/mla/${engine}/${version}/${table}`);
+        const rows = all.filter((r) => r.kv_cache_dtype === kvt.data && num(r.isl ?? 1) === 1);
+        if (!rows.length) continue;
+        let wanted = 0, found = 0;
+        const kernels: string[] = [], fits: unknown[] = [], grids: (number | null)[][][] = [];
+        for (const heads of MLA_HEADS) {
+          wanted += DECODE_BATCH.flatMap((b) => DECODE_CONTEXT.filter((c) => b * c <= DECODE_TOKEN_BUDGET)).length;
+          const mine = rows.filter((r) => num(r.num_heads) === heads);
+          if (!mine.length) {
+            kernels.push("");
+            fits.push(null);
+            grids.push(DECODE_CONTEXT.map(() => DECODE_BATCH.map(() => null)));
+            continue;
+          }
+          const kernel = mainKernelFastest(mine);
+          kernels.push(kernel);
+          // KV length = cached tokens (`step`) + the new one (`isl` = 1).
+          const lat = latencyBy(
+            mine.filter((r) => r.kernel_source === kernel),
+            (r) => `${r.batch_size}|${num(r.isl) + num(r.step)}`,
+          );
+          const bytes = (b: number, c: number) => b * c * MLA_LATENT * kvt.bytes;
+          const xs: number[] = [], ts: number[] = [];
+          grids.push(DECODE_CONTEXT.map((c) =>
+            DECODE_BATCH.map((b) => {
+              const t = lat.get(`${b}|${c}`);
+              if (t === undefined) return null;
+              if (b * c <= DECODE_TOKEN_BUDGET) found++;
+              const f = bytes(b, c) / (t * 1e-3) / dev.hbmBandwidth;
+              if (f <= 1) {
+                xs.push(bytes(b, c));
+                ts.push(t * 1e-3);
+              }
+              return frac(f);
+            })
+          ));
+          const { a, c: slope } = fitAffine(xs, ts);
+          fits.push({ overheadUs: sig(a * 1e6), hbmFraction: frac(1 / slope / dev.hbmBandwidth) });
+        }
+        if (!wanted || found / wanted < MIN_COVERAGE) continue;
+        inputs.add(repoPath(gpu, "mla", engine, version, table));
+        out.push({
+          engine,
+          version,
+          kvDtype: kvt.name,
+          latent: MLA_LATENT,
+          heads: MLA_HEADS,
+          kernels,
+          batch: DECODE_BATCH,
+          context: DECODE_CONTEXT,
+          fit: fits,
+          hbmFraction: grids,
+        });
+        const r = (h: number, b: number, c: number) =>
+          grids[MLA_HEADS.indexOf(h)][DECODE_CONTEXT.indexOf(c)][DECODE_BATCH.indexOf(b)] ?? NaN;
+        const f16 = fits[MLA_HEADS.indexOf(16)] as { overheadUs: number; hbmFraction: number } | null;
+        summaries.push(
+          `decode MLA ${kvt.name} latent cache ${engine} ${version} (${kernels.filter((k) => k).join("/")}): ` +
+            `16 heads/GPU (TP8) ${r(16, 1, 4096)} of HBM bandwidth at batch 1, context 4k; ${r(16, 8, 4096)} at ` +
+            `batch 8; ${r(16, 64, 4096)} at batch 64; 128 heads/GPU ${r(128, 1, 4096)}, ${r(128, 8, 4096)}, ` +
+            `${r(128, 64, 4096)}` +
+            (f16 ? `; fit (16 heads) t = ${f16.overheadUs} µs + bytes / (${f16.hbmFraction} × HBM)` : ""),
+        );
+        kept++;
+        break;
+      }
+    }
+  }
+  return { tables: out, summaries };
+}
+
+async function fitMlaPrefill(dataDir: string, gpu: string, dev: DeviceSpec, inputs: Set<string>) {
+  const out: unknown[] = [];
+  const summaries: string[] = [];
+  const table = "context_mla_perf.parquet";
+  const peak = dev.peaks.bf16;
+  let kept = 0;
+  for (const engine of ENGINES) {
+    if (kept >= MAX_ENGINES) break;
+    for (const version of versionsWith(dataDir, gpu, "mla", engine, table)) {
+      const all = await readTable(`${dataDir}/${gpu}/mla/${engine}/${version}/${table}`);
+      const rows = all.filter((r) =>
+        r.kv_cache_dtype === "bfloat16" && num(r.step ?? 0) === 0 && num(r.batch_size) === 1
+      );
+      if (!rows.length) continue;
+      let wanted = 0, found = 0;
+      const kernels: string[] = [];
+      const grid = MLA_HEADS.map((heads) => {
+        wanted += PREFILL_SEQ.length;
+        const mine = rows.filter((r) => num(r.num_heads) === heads);
+        if (!mine.length) {
+          kernels.push("");
+          return PREFILL_SEQ.map(() => null);
+        }
+        const kernel = mainKernelFastest(mine);
+        kernels.push(kernel);
+        const lat = latencyBy(mine.filter((r) => r.kernel_source === kernel), (r) => String(num(r.isl)));
+        // Causal MLA prefill as ServingCast counts it: 2 FLOPs per MAC, QKᵀ at 192 dims and PV at 128, n²/2 pairs.
+        return PREFILL_SEQ.map((n) => {
+          const t = lat.get(String(n));
+          if (t === undefined) return null;
+          found++;
+          return frac((2 * heads * (192 + 128) * n * n / 2) / (t * 1e-3) / peak);
+        });
+      });
+      if (!wanted || found / wanted < MIN_COVERAGE) continue;
+      inputs.add(repoPath(gpu, "mla", engine, version, table));
+      out.push({
+        engine,
+        version,
+        dtype: "bf16",
+        heads: MLA_HEADS,
+        kernels,
+        seqLen: PREFILL_SEQ,
+        computeFraction: grid,
+      });
+      const at = (h: number, n: number) => grid[MLA_HEADS.indexOf(h)][PREFILL_SEQ.indexOf(n)] ?? NaN;
+      summaries.push(
+        `prefill MLA bf16 ${engine} ${version} (batch 1, causal): 16 heads/GPU ${at(16, 512)} of BF16 peak at 512 ` +
+          `tokens, ${at(16, 2048)} at 2k, ${at(16, 8192)} at 8k; 128 heads/GPU ${at(128, 512)}, ${at(128, 2048)}, ` +
+          `${at(128, 8192)}`,
+      );
+      kept++;
+      break;
+    }
+  }
+  return { tables: out, summaries };
+}
+
 // ---------------------------------------------------------------------------
 // Main
 
@@ -592,12 +901,25 @@ async function main() {
     const decode = await fitDecode(data, gpu, dev, inputs);
     const prefill = await fitPrefill(data, gpu, dev, inputs);
     const allReduce = await fitAllReduce(data, gpu, inputs);
+    const none = { tables: [] as unknown[], summaries: [] as string[] };
+    const moeMla = MOE_MLA_GPUS.has(gpu);
+    const moe = moeMla ? await fitMoe(data, gpu, dev, inputs) : none;
+    const mlaDecode = moeMla ? await fitMlaDecode(data, gpu, dev, inputs) : none;
+    const mlaPrefill = moeMla ? await fitMlaPrefill(data, gpu, dev, inputs) : none;
     if (!inputs.size) {
       console.error(`${gpu}: no tables found, skipped`);
       continue;
     }
     cache.clear();
-    const summaries = [...gemm.summaries, ...decode.summaries, ...prefill.summaries, ...allReduce.summaries];
+    const summaries = [
+      ...gemm.summaries,
+      ...decode.summaries,
+      ...prefill.summaries,
+      ...allReduce.summaries,
+      ...moe.summaries,
+      ...mlaDecode.summaries,
+      ...mlaPrefill.summaries,
+    ];
     const doc = {
       source: {
         repository: "https://github.com/ai-dynamo/aiconfigurator",
@@ -617,6 +939,7 @@ async function main() {
       decodeAttention: decode.tables,
       prefillAttention: prefill.tables,
       allReduce: allReduce.tables,
+      ...(moeMla ? { moe: moe.tables, mlaDecode: mlaDecode.tables, mlaPrefill: mlaPrefill.tables } : {}),
     };
     const file = `${gpu}.json`;
     await Deno.writeTextFile(`${out}/${file}`, stringify(doc) + "\n");
