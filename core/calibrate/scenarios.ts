@@ -97,12 +97,19 @@ export function loadScenarioCases(
       const plan = buildPlan(cfg);
       for (const g of plan.groups) {
         const record = g.serving.profile?.resolved.record;
+        const label = record ? `${g.device.name} ${record.engine}-${record.since}` : g.device.name;
         device ??= g.device;
-        group ??= record ? `${g.device.name} ${record.engine}-${record.since}` : g.device.name;
+        group ??= label;
         if (g.device.name !== device.name) {
           s.source.fail(
             [],
             `runs on ${device.name} and ${g.device.name}: calibration fits one device type per scenario`,
+          );
+        }
+        if (label !== group) {
+          s.source.fail(
+            [],
+            `runs as ${group} and ${label}: calibration fits one device and engine record per scenario`,
           );
         }
       }

@@ -340,8 +340,6 @@ export class Engine implements EngineLoad {
   #pass(): number {
     const s = this.spec;
     const b = this.shape;
-    // Transferred requests join the batch as seats free up, ahead of new ones.
-    while (this.ready.size > 0 && this.running.length < s.maxSeqs) this.running.push(this.ready.shift()!);
     b.tokens =
       b.seqs =
       b.logitsRows =
@@ -362,6 +360,9 @@ export class Engine implements EngineLoad {
       this.#windowLeft = 0;
       if (preempted) return -1;
     }
+    // Transferred requests join the batch as seats free up, ahead of new ones
+    // (at a scheduling pass: a multi-step window keeps its batch).
+    while (this.ready.size > 0 && this.running.length < s.maxSeqs) this.running.push(this.ready.shift()!);
     b.hostShare = 1;
     const left = this.batching.form(this.#step);
     const steps = s.schedulerSteps ?? 1;
@@ -602,6 +603,7 @@ export class Engine implements EngineLoad {
       w++;
     }
     run.length = w;
+    if (w === 0) this.#windowLeft = 0; // a multi-step window ends with its batch
     if (sameGap > 0) this.#addItl(now - last, sameGap);
     this.#lastStepEnd = now;
     this.outstanding -= processed;

@@ -46,6 +46,16 @@ export interface AttentionInput {
 }
 
 /**
+ * The sequence length a step's prefill attention runs at, for the kernel
+ * tables: the mean context a prefill chunk reads (past + new tokens), a
+ * whole prompt's length when it runs in one chunk.
+ */
+function prefillLength(b: BatchShape): number {
+  const chunks = b.seqs - b.decodeSeqs;
+  return b.prefillContext / (chunks > 0 ? chunks : 1);
+}
+
+/**
  * Grouped-query attention: QKV and O projections split over the TP ranks,
  * KV heads split too and replicated once there are more (non-DCP) ranks
  * than KV heads; FlashAttention-style kernels for prefill (compute-bound)
@@ -76,11 +86,10 @@ export function gqaBlock(a: AttentionInput): AttentionBlock {
       const T = b.tokens;
       acc.linear += k.gemm(T, qkvN, m.hidden, wb, peak) + k.gemm(T, m.hidden, hpr * hd, wb, peak);
       if (b.prefillTokens > 0) {
-        // A whole causal prompt of L tokens has L²/2 pairs: 2·pairs/tokens is its length.
         acc.attention += k.prefillAttention(
           (4 * hpr * hd * b.prefillPairs) / dcp,
           b.prefillContext * kvBytesPerToken + b.prefillTokens * qo,
-          (2 * b.prefillPairs) / b.prefillTokens,
+          prefillLength(b),
           kvpr,
         );
       }
@@ -139,12 +148,11 @@ export function mlaBlock(a: AttentionInput): AttentionBlock {
       if (b.prefillTokens > 0) {
         // Expand K and V of the whole context read by the chunks.
         lin += k.gemm(b.prefillContext, kvUpN, mla.kvLoraRank, wb, peak);
-        // A whole causal prompt of L tokens has L²/2 pairs: 2·pairs/tokens is its length.
         acc.attention += k.mlaPrefillAttention(
           (2 * hpr * (qHead + mla.vHeadDim) * b.prefillPairs) / dcp,
           b.prefillContext * (kvBytesPerToken + kvUpN * ACT_BYTES / dcp) +
             b.prefillTokens * 2 * hpr * qHead * ACT_BYTES,
-          (2 * b.prefillPairs) / b.prefillTokens,
+          prefillLength(b),
           hpr,
         );
       }

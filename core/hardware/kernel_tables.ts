@@ -476,7 +476,8 @@ export class KernelTables {
    * beyond the largest measured size.
    */
   allReduce(gpus: number, bytes: number): number | undefined {
-    const key = bytes * 16 + gpus;
+    if (gpus >= 64) return this.#allReduceTime(gpus, bytes);
+    const key = bytes * 64 + gpus; // exact for integer sizes below 2^47 bytes
     const hit = this.#allReduceMemo.get(key);
     if (hit !== undefined) return Number.isNaN(hit) ? undefined : hit;
     const t = this.#allReduceTime(gpus, bytes);

@@ -208,7 +208,9 @@ export class RooflineCostModel {
       // (tokens only; the padded rows attend to nothing and need no logits).
       let i = 0;
       while (graphs[i] < b.tokens) i++;
-      if (graphs[i] > b.tokens) b = Object.assign(this.#paddedShape, b, { tokens: graphs[i] });
+      if (graphs[i] > b.tokens) {
+        b = Object.assign(this.#paddedShape, b, { tokens: graphs[i], hostShare: b.hostShare ?? 1 });
+      }
     }
     const k = this.kernels;
     const d = k.device;

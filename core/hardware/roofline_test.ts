@@ -150,3 +150,26 @@ Deno.test("a decode step inside the CUDA-graph sizes runs the GEMMs of the next 
   // Beyond the largest captured size, or with a prefill in the step, nothing is padded.
   assert.equal(parts(c, 40, 1024).linear, parts(withGraphs(), 40, 1024).linear);
 });
+
+Deno.test("the padded CUDA-graph shape carries the step's own host share, never a previous call's", () => {
+  const m = modelSpecFromHf(
+    "meta-llama/Llama-3.1-8B-Instruct",
+    MODEL_CATALOG["meta-llama/Llama-3.1-8B-Instruct"],
+    (f) => assert.fail(f),
+  );
+  const d = DEVICE_CATALOG.H100_SXM_80G;
+  const c = new RooflineCostModel({
+    model: m,
+    device: d,
+    layout: tensorParallel(1),
+    linear: linearQuant("DISABLED", 32, d),
+    lmheadWeightBytes: 2,
+    kvBytes: 2,
+    host2deviceBandwidth: 0,
+    blockSize: 16,
+    graphSizes: [1, 2, 4, 8, 16, 24, 32],
+  });
+  const first = c.stepTime(decode(17, 1024));
+  c.stepTime({ ...decode(17, 1024), hostShare: 0 });
+  assert.equal(c.stepTime(decode(17, 1024)), first);
+});
