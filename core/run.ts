@@ -195,6 +195,7 @@ export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
         other_op: d.otherOpOverhead * 1e6,
         step: d.stepOverhead * 1e6,
         per_sequence: (d.seqOverhead ?? 0) * 1e6,
+        per_request: (d.requestOverhead ?? 0) * 1e6,
         collective_latency: d.collectiveLatency * 1e6,
         scale_out_latency: d.scaleOutLatency * 1e6,
       },

@@ -25,7 +25,14 @@ function measure(dir: string, input: number, output: number, concurrency: number
   const instances = [readYaml(`${dir}i.yaml`)];
   const common = readYaml(`${dir}c.yaml`);
   const device = loadConfigSources(instances, common).groups[0].device;
-  const truth = { matmul: 0.6, attention: 0.55, memory: 0.72, step_overhead: 1e-3, seq_overhead: 30e-6 };
+  const truth = {
+    matmul: 0.6,
+    attention: 0.55,
+    memory: 0.72,
+    step_overhead: 1e-3,
+    seq_overhead: 30e-6,
+    request_overhead: 0,
+  };
   return simulateRun({ instances, common, fs: denoFileSystem, device }, truth, {
     where: "",
     requests: 4 * concurrency + 20,

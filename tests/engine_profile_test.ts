@@ -145,3 +145,22 @@ serving_config: {max_concurrency: 10, block_size: 16, engine: vllm, engine_versi
   const saved = e2e(1) - e2e(10);
   assert.ok(saved > 1.5 * 8.3e-3 && saved < 2.5 * 8.3e-3, `saved ${saved}`);
 });
+
+Deno.test("a per-request latency (request_overhead_us, SGLang 0.4's profile) delays each request before the engine sees it", () => {
+  const inst = `instance_groups:
+  - {num_instances: 1, num_devices_per_instance: 1, device_type: mine.yaml, pd_role: both}
+`;
+  const common = `model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
+load_gen: {num_requests: 5, num_input_tokens: 256, num_output_tokens: 8, request_rate: 0.2, arrival_process: constant}
+serving_config: {max_concurrency: 10, block_size: 16}
+`;
+  const device = Deno.readTextFileSync(new URL("./testdata/device_h100_like.yaml", import.meta.url));
+  const ttft = (extra: string) =>
+    runFiles(["i.yaml"], "c.yaml", { fs: memoryFs({ "i.yaml": inst, "c.yaml": common, "mine.yaml": device + extra }) })
+      .summary.perMetric["TTFT(s)"].MEDIAN;
+  // Requests 5 s apart never queue: the latency adds to TTFT exactly.
+  assert.ok(Math.abs(ttft("request_overhead_us: 30000\n") - ttft("") - 0.03) < 1e-6);
+  // The SGLang 0.4 profile carries the latency fitted to its calibration set.
+  const sg = JSON.parse(runJson(run(SMALL(", engine: sglang, engine_version: 0.4.0")))).deployment[0];
+  assert.equal(sg.overheads_us.per_request, 51_000);
+});

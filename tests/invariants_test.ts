@@ -183,6 +183,7 @@ interface Case {
   mixPrefillDecode: boolean;
   admission: AdmissionPolicy;
   schedulerSteps: number;
+  requestDelay: number;
   draftTokens: number;
   draftAcceptance: number;
   maxModelLen: number | null;
@@ -308,6 +309,7 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
       mixPrefillDecode: fc.boolean(),
       admission: fc.constantFrom("greedy" as const, "guaranteed_no_evict" as const, "conservative" as const),
       schedulerSteps: fc.constantFrom(1, 1, 4, 10),
+      requestDelay: fc.constantFrom(0, 0, 1000, 50_000),
       draftTokens: fc.integer({ min: 0, max: 3 }),
       draftAcceptance: fc.oneof(fc.constant(0), fc.constant(1), fc.double({ min: 0, max: 1, noNaN: true })),
       // Now and then a context length that some requests exceed.
@@ -350,6 +352,7 @@ function toInput(c: Case): SimulationInput {
       mixPrefillDecode: c.mixPrefillDecode,
       admission: c.admission,
       schedulerSteps: c.schedulerSteps,
+      requestDelay: c.requestDelay,
       draftTokens: c.draftTokens,
       draftAcceptance: c.draftAcceptance,
       ...(c.maxModelLen === null ? {} : { maxModelLen: c.maxModelLen }),

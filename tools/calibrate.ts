@@ -15,7 +15,7 @@
  */
 import { InputError } from "../core/config/errors.ts";
 import { denoFileSystem } from "../core/config/load.ts";
-import { calibrate, deviceFileText, FIT_PARAMETERS } from "../core/calibrate/fit.ts";
+import { calibrate, DEFAULT_FIT, deviceFileText, FIT_PARAMETERS } from "../core/calibrate/fit.ts";
 import type { CalibrationResult, FitParameter } from "../core/calibrate/fit.ts";
 import { expandScenarioPaths, loadManifest } from "../core/calibrate/manifest.ts";
 import type { ScenarioManifest } from "../core/calibrate/manifest.ts";
@@ -144,7 +144,7 @@ function runFlags(args: string[]): number {
     }
     return n;
   };
-  const parameters = (opts.fit?.split(",").map((p) => p.trim()) ?? [...FIT_PARAMETERS]) as FitParameter[];
+  const parameters = (opts.fit?.split(",").map((p) => p.trim()) ?? [...DEFAULT_FIT]) as FitParameter[];
   const bad = parameters.find((p) => !FIT_PARAMETERS.includes(p));
   if (bad) {
     throw new InputError({ file: "(command line)" }, `--fit: unknown constant '${bad}' (${FIT_PARAMETERS.join(", ")})`);

@@ -18,7 +18,17 @@ import { quantileSorted } from "../metrics/percentile.ts";
 import type { MeasuredMetrics, MeasuredRun } from "./measurements.ts";
 
 /** The constants calibration may fit. */
-export const FIT_PARAMETERS = ["matmul", "attention", "memory", "step_overhead", "seq_overhead"] as const;
+export const FIT_PARAMETERS = [
+  "matmul",
+  "attention",
+  "memory",
+  "step_overhead",
+  "seq_overhead",
+  "request_overhead",
+] as const;
+
+/** What a fit adjusts unless told otherwise: all but the per-request latency, which only TTFT and E2E figures show. */
+export const DEFAULT_FIT: readonly FitParameter[] = ["matmul", "attention", "memory", "step_overhead", "seq_overhead"];
 
 /** A fitted constant. */
 export type FitParameter = (typeof FIT_PARAMETERS)[number];
@@ -41,6 +51,16 @@ export const FIT_RANGE = 4;
 const SEQ_OVERHEAD_MAX = 10;
 const SEQ_OVERHEAD_UNIT = 100e-6;
 
+/** The per-request latency is fitted likewise, in steps of 10 ms from 0 to 200 ms. */
+const REQUEST_OVERHEAD_MAX = 20;
+const REQUEST_OVERHEAD_UNIT = 10e-3;
+
+/** Constants fitted in fixed units from 0 (no catalog value to scale): their unit and upper bound. */
+const ABSOLUTE: Partial<Record<FitParameter, { unit: number; max: number }>> = {
+  seq_overhead: { unit: SEQ_OVERHEAD_UNIT, max: SEQ_OVERHEAD_MAX },
+  request_overhead: { unit: REQUEST_OVERHEAD_UNIT, max: REQUEST_OVERHEAD_MAX },
+};
+
 /** The deployment the measurements ran on. */
 export interface CalibrationSetup {
   /** Instance sources (their groups all run on one device type). */
@@ -61,6 +81,7 @@ export function deviceValues(d: DeviceSpec): FitValues {
     memory: d.efficiency.memory,
     step_overhead: d.stepOverhead,
     seq_overhead: d.seqOverhead ?? 0,
+    request_overhead: d.requestOverhead ?? 0,
   };
 }
 
@@ -96,6 +117,7 @@ export function deviceFileText(d: DeviceSpec, v: FitValues, header: readonly str
     `other_op_overhead_us: ${num(d.otherOpOverhead * 1e6)}`,
     `step_overhead_us: ${num(v.step_overhead * 1e6)}`,
     `seq_overhead_us: ${num(v.seq_overhead * 1e6)}`,
+    `request_overhead_us: ${num(v.request_overhead * 1e6)}`,
   ].join("\n") + "\n";
 }
 
@@ -238,8 +260,9 @@ function fitOn(
     const v = { ...start };
     // The fit's finite differences step past its bounds: efficiencies are held within (0, 1] here too.
     params.forEach((p, i) => {
-      v[p] = p === "seq_overhead"
-        ? Math.max(0, scales[i]) * SEQ_OVERHEAD_UNIT
+      const abs = ABSOLUTE[p];
+      v[p] = abs
+        ? Math.max(0, scales[i]) * abs.unit
         : p === "step_overhead"
         ? start[p] * scales[i]
         : Math.min(1, start[p] * scales[i]);
@@ -255,11 +278,11 @@ function fitOn(
       return (i: number) => logOf(sims.value(v, points[i]));
     },
     {
-      initialValues: params.map((p) => (p === "seq_overhead" ? start[p] / SEQ_OVERHEAD_UNIT : 1)),
+      initialValues: params.map((p) => (ABSOLUTE[p] ? start[p] / ABSOLUTE[p]!.unit : 1)),
       // Efficiencies stay within (0, 1]; every scaled constant within FIT_RANGE of its catalog value.
-      minValues: params.map((p) => (p === "seq_overhead" ? 0 : 1 / FIT_RANGE)),
+      minValues: params.map((p) => (ABSOLUTE[p] ? 0 : 1 / FIT_RANGE)),
       maxValues: params.map((p) =>
-        p === "seq_overhead" ? SEQ_OVERHEAD_MAX : p === "step_overhead" ? FIT_RANGE : Math.min(FIT_RANGE, 1 / start[p])
+        ABSOLUTE[p]?.max ?? (p === "step_overhead" ? FIT_RANGE : Math.min(FIT_RANGE, 1 / start[p]))
       ),
       gradientDifference: 0.02,
       damping: 1,
@@ -342,7 +365,7 @@ export function calibrateTargets(
   targets: readonly FitTarget[],
   options: CalibrateOptions = {},
 ): CalibrationResult {
-  const params = options.parameters ?? FIT_PARAMETERS;
+  const params = options.parameters ?? DEFAULT_FIT;
   const iterations = options.iterations ?? FIT_ITERATIONS;
   const sims = new Simulations(targets);
   const start = deviceValues(device);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { loadConfigSources, readYaml } from "../config/load.ts";
 import { InputError } from "../config/errors.ts";
-import { calibrate, FIT_PARAMETERS, simulateRun } from "./fit.ts";
+import { calibrate, DEFAULT_FIT, deviceValues, simulateRun } from "./fit.ts";
 import type { CalibrationSetup, FitValues } from "./fit.ts";
 import { readMeasurementCsv, readSglangResults, readVllmResult } from "./measurements.ts";
 import type { MeasuredRun } from "./measurements.ts";
@@ -48,9 +48,16 @@ export function syntheticRuns(setup: CalibrationSetup, truth: FitValues): Measur
 
 Deno.test("calibrate() recovers known constants within 5% from runs the simulator measured with them", () => {
   const setup = h100Setup();
-  const truth = { matmul: 0.62, attention: 0.5, memory: 0.7, step_overhead: 900e-6, seq_overhead: 40e-6 };
+  const truth = {
+    matmul: 0.62,
+    attention: 0.5,
+    memory: 0.7,
+    step_overhead: 900e-6,
+    seq_overhead: 40e-6,
+    request_overhead: 0,
+  };
   const r = calibrate(setup, syntheticRuns(setup, truth), { folds: 4 });
-  for (const p of FIT_PARAMETERS) {
+  for (const p of DEFAULT_FIT) {
     assert.ok(Math.abs(r.fitted[p] / truth[p] - 1) < 0.05, `${p}: ${r.fitted[p]} vs ${truth[p]}`);
   }
   assert.ok(r.errorBefore > 0.1, `${r.errorBefore}`); // the catalog values are far off
@@ -58,10 +65,25 @@ Deno.test("calibrate() recovers known constants within 5% from runs the simulato
   assert.ok(r.crossValidation!.after < r.crossValidation!.before / 5, JSON.stringify(r.crossValidation));
 });
 
+Deno.test("calibrate() recovers a per-request latency (API server, tokenization) from TTFT within 5%", () => {
+  const setup = h100Setup();
+  const truth = { ...deviceValues(setup.device), request_overhead: 40e-3 };
+  const r = calibrate(setup, syntheticRuns(setup, truth), { parameters: ["request_overhead"], folds: 0 });
+  assert.ok(Math.abs(r.fitted.request_overhead / 40e-3 - 1) < 0.05, `${r.fitted.request_overhead}`);
+  assert.equal(r.fitted.step_overhead, r.start.step_overhead);
+});
+
 Deno.test("calibrate() keeps unfitted constants and every efficiency within (0, 1]", () => {
   const setup = h100Setup();
   // Measured as if the chip beat its peak: the fit stops at efficiency 1.
-  const truth = { matmul: 0.8, attention: 0.75, memory: 1.4, step_overhead: 500e-6, seq_overhead: 0 };
+  const truth = {
+    matmul: 0.8,
+    attention: 0.75,
+    memory: 1.4,
+    step_overhead: 500e-6,
+    seq_overhead: 0,
+    request_overhead: 0,
+  };
   const r = calibrate(
     setup,
     syntheticRuns(setup, { ...truth, memory: 1 }).map((run) => ({

@@ -35,7 +35,7 @@ import { loadConfigSources, readYaml, resolveFrom } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
 import { mapping, nonNegativeInt } from "../config/schema.ts";
 import { validate } from "../config/validate.ts";
-import { FIT_PARAMETERS } from "./fit.ts";
+import { DEFAULT_FIT, FIT_PARAMETERS } from "./fit.ts";
 import type { CalibrationSetup, FitParameter } from "./fit.ts";
 import { InputError } from "../config/errors.ts";
 import { readMeasurements } from "./measurements.ts";
@@ -147,7 +147,7 @@ export function loadManifest(file: string, fs: FileSystem): Manifest | ScenarioM
   const m = validate(src, ManifestSchema);
   const rel = (p: string) => resolveFrom(file, p);
   const common = {
-    parameters: m.fit ?? FIT_PARAMETERS,
+    parameters: m.fit ?? DEFAULT_FIT,
     folds: m.folds ?? 5,
     ...(m.iterations !== undefined ? { iterations: m.iterations } : {}),
     file,

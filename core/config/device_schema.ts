@@ -17,6 +17,7 @@
  * other_op_overhead_us: 2
  * step_overhead_us: 500         # host cost per engine step
  * seq_overhead_us: 0            # host cost per sequence in a step (sampling, detokenization); 0 = not modelled
+ * request_overhead_us: 0        # latency per request before the engine sees it (API server, tokenization); 0 = none
  * ```
  *
  * @module
@@ -53,6 +54,7 @@ export const DeviceFileSchema = mapping({
   other_op_overhead_us: nonNegativeNumber().default(2),
   step_overhead_us: nonNegativeNumber().default(500),
   seq_overhead_us: nonNegativeNumber().default(0),
+  request_overhead_us: nonNegativeNumber().default(0),
 });
 
 /** A validated device file. */
@@ -88,6 +90,7 @@ export function deviceFromFile(f: DeviceFile, fallbackName: string): DeviceSpec 
     otherOpOverhead: f.other_op_overhead_us * 1e-6,
     stepOverhead: f.step_overhead_us * 1e-6,
     seqOverhead: f.seq_overhead_us * 1e-6,
+    requestOverhead: f.request_overhead_us * 1e-6,
     provenance: `device file ${fallbackName}`,
     extrapolated: false,
   };

@@ -78,6 +78,8 @@ export interface HostCosts {
   readonly stepUs: number;
   /** Cost per sequence in a step, µs. */
   readonly seqUs: number;
+  /** Latency per request before the engine sees it (API server, tokenization), µs; 0 when absent. */
+  readonly requestUs?: number;
   /** The calibration runs (never validation cases) and how the values were fitted. */
   readonly source: string;
 }
@@ -124,20 +126,28 @@ const GiB = 2 ** 30;
 
 /**
  * SGLang 0.4 (0.4.0–0.4.6): fitted by `deno task calibrate --scenarios`
- * (step and per-sequence cost, with vLLM's kernel tables standing for
- * SGLang's) to DataCrunch's runs of Llama-3.3-70B BF16 on 4 × H200 at TP4
- * with a Dec 2024 build: offline throughput of three length mixes, ITL at
- * 2 and 8 req/s and E2E at 2 req/s (DC-06, 07, 24, 26, 28, 29;
- * core/hardware/data/calibration/h200-sglang-0.4). Median error 18.9% →
- * 5.6%, 3-fold cross-validated 9.3%. A lumped figure, as vLLM's: the
- * scheduler's work per step and per running request on the critical path.
- * Those rows are a calibration set and never a validation case.
+ * (step, per-sequence and per-request cost, with vLLM's kernel tables
+ * standing for SGLang's) to DataCrunch's runs of Llama-3.3-70B BF16 on
+ * 4 × H200 at TP4 with a Dec 2024 build: offline throughput of three
+ * length mixes, ITL, TTFT and E2E at 2 req/s, ITL and TTFT at 8 req/s
+ * (DC-05, 06, 07, 23, 24, 26, 28, 29; core/hardware/data/calibration/
+ * h200-sglang-0.4). Step and per-sequence cost alone: median error 18.9% →
+ * 5.6% (3-fold cross-validated 9.3%) on the six figures without TTFT. The
+ * per-request latency is what TTFT shows beyond the steps: 87 ms measured
+ * at 2 req/s where the prefill and the wait for a running step take about
+ * 35 ms; fitted 51 ms (TTFT −45% and −65% → +12% and −3%; each TTFT row
+ * predicted from the other within 18%). Lumped figures: the scheduler's
+ * work per step and per running request, and per request whatever lies
+ * between the client's send and the engine (API server, tokenization,
+ * inter-process hand-off, streaming). Those rows are a calibration set and
+ * never a validation case.
  */
 const SGLANG_04_HOST: HostCosts = {
-  stepUs: 1107,
-  seqUs: 47,
+  stepUs: 1158,
+  seqUs: 46,
+  requestUs: 51_000,
   source:
-    "fitted to DC-06/07/24/26/28/29 (SGLang ~0.4.0, Llama-3.3-70B BF16, 4xH200 TP4; calibration set core/hardware/data/calibration/h200-sglang-0.4)",
+    "fitted to DC-05/06/07/23/24/26/28/29 (SGLang ~0.4.0, Llama-3.3-70B BF16, 4xH200 TP4; calibration set core/hardware/data/calibration/h200-sglang-0.4)",
 };
 
 /** 1, 2, 4, then multiples of 8 up to `max`. */

@@ -187,6 +187,7 @@ function withHostCosts(d: DeviceSpec, p: ProfiledServing): DeviceSpec {
     ...d,
     stepOverhead: host.stepUs * 1e-6,
     seqOverhead: host.seqUs * 1e-6,
+    requestOverhead: (host.requestUs ?? 0) * 1e-6,
     provenance: `${d.provenance}; host costs of the ${p.profile!.resolved.record.label} profile`,
   };
 }
@@ -325,6 +326,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
           draftAcceptance: mc.mtp_acceptance_rate,
           admission: gs.admission_policy,
           schedulerSteps: gs.num_scheduler_steps,
+          requestDelay: Math.round((device.requestOverhead ?? 0) * 1e6),
           maxModelLen: model.maxPositions,
         });
       }

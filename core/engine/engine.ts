@@ -233,9 +233,19 @@ export class Engine implements EngineLoad {
 
   /** Queues a routed request (a prefill engine takes only its prompt's work). */
   enqueue(r: Request): void {
+    this.assign(r);
+    this.waiting.push(r);
+  }
+
+  /** Counts a request routed here (the routers' measures) before it reaches the queue ({@link receive}). */
+  assign(r: Request): void {
     r.engine = this.index;
     this.outstanding += this.spec.role === "prefill" ? r.input : r.work;
     this.active++;
+  }
+
+  /** An assigned request reaches the engine's queue (after the per-request latency). */
+  receive(r: Request): void {
     this.waiting.push(r);
   }
 

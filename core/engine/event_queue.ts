@@ -15,8 +15,10 @@ export const EVENT_PRIORITY = {
   TRANSFER_END: 1,
   /** A request arrives at the client. */
   ARRIVAL: 2,
+  /** A sent request reaches its engine's queue after the per-request latency (target: engine). */
+  REQUEST_IN: 3,
   /** An idle engine looks at its queue; last, so that every same-time arrival joins the step. */
-  ENGINE_WAKE: 3,
+  ENGINE_WAKE: 4,
 } as const;
 
 /** An event kind. */

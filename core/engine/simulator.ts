@@ -72,6 +72,8 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
   const table = newTable(w.numRequests);
   const unservable = new Map<string, number>();
   const backlog = new Deque<Request>();
+  // Requests on their way to each engine (the per-request latency is constant per engine: first in, first out).
+  const transit = engines.map(() => new Deque<Request>());
   const { onStep, onProgress, onTransfer, onArrival } = options;
   let next: RequestDraw | undefined; // the next request to arrive
   let now = 0;
@@ -126,8 +128,15 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
       }
       inflight++;
       const e = engines[router.choose(candidates).index];
-      e.enqueue(r);
-      wake(e);
+      const delay = e.spec.requestDelay ?? 0;
+      if (delay > 0) {
+        e.assign(r);
+        transit[e.index].push(r);
+        queue.push(now + delay, "REQUEST_IN", e.index);
+      } else {
+        e.enqueue(r);
+        wake(e);
+      }
     }
   };
 
@@ -184,6 +193,12 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
           queue.push(next.arrival, "ARRIVAL");
         }
         pump();
+        break;
+      }
+      case "REQUEST_IN": {
+        const e = engines[ev.target];
+        e.receive(transit[ev.target].shift()!);
+        wake(e);
         break;
       }
       case "ENGINE_WAKE": {

@@ -66,6 +66,11 @@ export interface EngineSpec {
    * scheduling; 1 = schedule every step). Optional: 1 when absent.
    */
   readonly schedulerSteps?: number;
+  /**
+   * µs between a request's send and its arrival in this engine's queue (API
+   * server, tokenization, hand-off between processes). Optional: 0.
+   */
+  readonly requestDelay?: number;
   /** MTP draft tokens verified per decode step (0 = no speculation). */
   readonly draftTokens: number;
   /** Probability that a draft is accepted given its predecessors were. */

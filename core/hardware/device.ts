@@ -70,6 +70,13 @@ export interface DeviceSpec {
    * 0 unless a device file (such as `deno task calibrate`'s) sets it.
    */
   readonly seqOverhead?: number;
+  /**
+   * Latency per request between the client's send and the engine seeing it
+   * (API server, tokenization, inter-process hand-off), seconds: it delays
+   * each request, not the steps. 0 unless an engine profile or a device
+   * file sets it.
+   */
+  readonly requestOverhead?: number;
   /** Where the efficiency and overhead numbers come from. */
   readonly provenance: string;
   /** True when a factor was carried over from another chip for lack of data. */
