@@ -21,6 +21,12 @@ export const ENGINES = ["vllm", "sglang", "trtllm", "mindie", "lmdeploy"] as con
 /** An engine name. */
 export type EngineName = (typeof ENGINES)[number];
 
+/** Execution backends of an engine that has more than one (TensorRT-LLM). */
+export const ENGINE_BACKENDS = ["tensorrt", "pytorch"] as const;
+
+/** An execution backend. */
+export type EngineBackend = (typeof ENGINE_BACKENDS)[number];
+
 /** The `serving_config` keys a profile may supply. */
 export type ProfileKey =
   | "max_tokens_budget"
@@ -68,6 +74,8 @@ export interface ProfileRecord {
    * file's own values, such as `deno task calibrate` writes, are kept).
    */
   readonly host?: HostCosts;
+  /** The execution backend the record describes, for an engine with several; absent: the default one. */
+  readonly backend?: EngineBackend;
   /** Decode batch sizes captured as CUDA graphs (ascending), when the engine captures them by default. */
   readonly graphSizes?: readonly number[];
 }
@@ -148,6 +156,28 @@ const SGLANG_04_HOST: HostCosts = {
   requestUs: 51_000,
   source:
     "fitted to DC-05/06/07/23/24/26/28/29 (SGLang ~0.4.0, Llama-3.3-70B BF16, 4xH200 TP4; calibration set core/hardware/data/calibration/h200-sglang-0.4)",
+};
+
+/**
+ * TensorRT-LLM's PyTorch backend in its first releases (0.17–0.20), without
+ * CUDA graphs (off unless configured): a step costs about 40 ms more than
+ * its kernels for DeepSeek-R1 on 8 × H200, at every batch size — the time
+ * to launch each step's kernels from Python one by one (61 layers of some
+ * 30 kernels at ~20 µs each), which the GPU waits for. Fitted to dstack's
+ * runs at concurrency 8, 16 and 32 (DSR1-076..084; core/hardware/data/
+ * calibration/h200-trtllm-pytorch-0.17): TPOT and throughput within 7% at
+ * 38–42 ms per step, no per-sequence slope; least squares 40 ms. Their TTFT
+ * stays 66–82% low: prefill in that build is slower than its kernels
+ * explain, and is not in this figure. `deno task calibrate` stops at 4× the
+ * catalog's step cost (2 ms), so the value comes from a scan of the step
+ * cost over that set. A lumped figure for graph-less launches: it grows
+ * with the kernels a step launches, which this constant does not.
+ */
+const TRTLLM_PYTORCH_017_HOST: HostCosts = {
+  stepUs: 40_000,
+  seqUs: 0,
+  source:
+    "fitted to DSR1-076..084 (TensorRT-LLM 0.17 PyTorch backend, DeepSeek-R1 FP8, 8xH200 TP8 EP4, concurrency 8-32; calibration set core/hardware/data/calibration/h200-trtllm-pytorch-0.17)",
 };
 
 /** 1, 2, 4, then multiples of 8 up to `max`. */
@@ -275,6 +305,24 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     }),
   },
   {
+    engine: "trtllm",
+    backend: "pytorch",
+    since: "0.17.0",
+    label: "TensorRT-LLM PyTorch backend (0.17 and later)",
+    host: TRTLLM_PYTORCH_017_HOST,
+    source:
+      "TensorRT-LLM PyTorch backend (trtllm-serve --backend pytorch, 0.17 and later; the only backend for DeepSeek-V3/R1 then): the executor's defaults as in the TensorRT flow (max_num_tokens 8,192, GUARANTEED_NO_EVICT, chunked context off, mixed steps); CUDA graphs off unless configured (use_cuda_graph), so no graph padding",
+    kernels: "trtllm",
+    defaults: () => ({
+      max_tokens_budget: 8192,
+      max_num_seqs: 2048,
+      enable_chunked_prefill: false,
+      mix_prefill_decode: true,
+      enable_prefix_caching: false,
+      admission_policy: "guaranteed_no_evict",
+    }),
+  },
+  {
     engine: "mindie",
     since: "1.0.0",
     label: "MindIE Service (1.0 and later)",
@@ -337,8 +385,15 @@ export interface ResolvedProfile {
  * every record or one that does not parse falls back to the nearest record,
  * with a notice.
  */
-export function resolveProfile(engine: EngineName, version?: string): ResolvedProfile {
-  const records = PROFILE_RECORDS.filter((r) => r.engine === engine);
+export function resolveProfile(engine: EngineName, version?: string, backend?: EngineBackend): ResolvedProfile {
+  // The records of the backend asked for; the default backend's (records without one) otherwise.
+  const ofBackend = PROFILE_RECORDS.filter((r) => r.engine === engine && r.backend === backend);
+  const records = ofBackend.length > 0 ? ofBackend : PROFILE_RECORDS.filter((r) => r.engine === engine && !r.backend);
+  if (backend !== undefined && ofBackend.length === 0) {
+    const r = resolveProfile(engine, version);
+    const why = `note: ${engine} has no '${backend}' backend profile: using its default backend's`;
+    return { ...r, notice: r.notice ? `${why}; ${r.notice.replace(/^note: /, "")}` : why };
+  }
   const latest = records[records.length - 1];
   if (version === undefined) return { record: latest };
   const v = versionParts(version);
@@ -385,7 +440,7 @@ export function applyProfile(
   context: ProfileContext,
 ): ProfiledServing {
   if (!sc.engine) return { serving: sc };
-  const resolved = resolveProfile(sc.engine, sc.engine_version);
+  const resolved = resolveProfile(sc.engine, sc.engine_version, sc.engine_backend);
   const supplied: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(resolved.record.defaults(context))) {
     if (!written.has(k) && v !== undefined) supplied[k] = v;

@@ -42,6 +42,16 @@ Deno.test("resolveProfile() takes the record covering the version, the latest wi
   assert.equal(resolveProfile("mindie", "1.0.RC3").record.engine, "mindie");
 });
 
+Deno.test("resolveProfile() picks the records of the backend asked for; an engine without it falls back with a notice", () => {
+  assert.equal(resolveProfile("trtllm", "0.17.0", "pytorch").record.backend, "pytorch");
+  assert.equal(resolveProfile("trtllm", "0.17.0", "pytorch").record.host?.stepUs, 40_000);
+  assert.equal(resolveProfile("trtllm", "0.17.0").record.backend, undefined); // the TensorRT engine flow
+  assert.equal(resolveProfile("trtllm", "0.17.0", "tensorrt").record.label, "TensorRT-LLM (0.12 and later)");
+  const v = resolveProfile("vllm", "0.9.1", "pytorch");
+  assert.equal(v.record.since, "0.9.0");
+  assert.match(v.notice!, /vllm has no 'pytorch' backend profile/);
+});
+
 Deno.test("applyProfile() fills only the keys the file leaves out, and nothing without an engine", () => {
   assert.deepEqual(applyProfile(SC, new Set(), H100), { serving: SC });
   const v = applyProfile({ ...SC, engine: "vllm" }, new Set(["max_tokens_budget"]), H100);

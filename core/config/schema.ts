@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { describeValue } from "./errors.ts";
 import type { CommonFile, InstanceFile } from "./types.ts";
-import { ENGINES } from "./engine_profiles.ts";
+import { ENGINE_BACKENDS, ENGINES } from "./engine_profiles.ts";
 
 const got = (i: { input?: unknown }) => `got ${describeValue(i.input)}`;
 
@@ -307,6 +307,8 @@ export const ServingConfigSchema = mapping({
   /** ext: its version (a number such as 0.9 is taken as text). */
   engine_version: z.union([z.string(), z.number()], { error: (i) => `expected a version such as "0.9.2", ${got(i)}` })
     .transform((v) => String(v)).optional(),
+  /** ext: the engine's execution backend where it has two (TensorRT-LLM: `tensorrt` engines or `pytorch`). */
+  engine_backend: oneOf(ENGINE_BACKENDS).optional(),
 });
 
 /** The common file. */

@@ -274,6 +274,11 @@ export interface ServingConfig {
   engine?: "vllm" | "sglang" | "trtllm" | "mindie" | "lmdeploy";
   /** ext: the engine's version, to pick the profile record; default: the latest. */
   engine_version?: string;
+  /**
+   * ext: the execution backend, for an engine with two (TensorRT-LLM:
+   * `tensorrt` engine flow, the default, or the `pytorch` backend).
+   */
+  engine_backend?: "tensorrt" | "pytorch";
 }
 
 /** A common file. */
