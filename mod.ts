@@ -37,8 +37,10 @@ export type { RunOptions, RunOutput } from "./core/run.ts";
 export {
   applyProfile,
   buildPlan,
+  ENGINE_BACKENDS,
   ENGINES,
   formatInputError,
+  hostCostsOf,
   InputError,
   loadConfig,
   PROFILE_RECORDS,
@@ -49,6 +51,7 @@ export type {
   ArrivalConfig,
   CommonFile,
   CommunicationConfig,
+  EngineBackend,
   EngineName,
   FileSystem,
   FixedLengthLoadGen,

@@ -9,6 +9,7 @@ import { loadConfig, loadConfigSources } from "./config/load.ts";
 import type { FileSystem, LoadedConfig } from "./config/load.ts";
 import type { YamlSource } from "./config/source.ts";
 import { buildPlan } from "./config/plan.ts";
+import { hostCostsOf } from "./config/engine_profiles.ts";
 import type { SimulationPlan } from "./config/plan.ts";
 import { simulate } from "./engine/simulator.ts";
 import type { SimulationOptions, SimulationResult } from "./engine/types.ts";
@@ -145,7 +146,11 @@ export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
             source: g.serving.profile.resolved.record.source,
             supplied: g.serving.profile.supplied,
             kernel_tables: g.cost.kernels.tables?.label ?? null,
-            host_costs: g.serving.profile.resolved.record.host ?? null,
+            host_costs: hostCostsOf(g.serving.profile.resolved.record, {
+              deviceName: d.name,
+              memoryBytes: d.memoryBytes,
+              tp: l.tp,
+            }) ?? null,
           },
         }
         : {}),

@@ -55,8 +55,14 @@ const SEQ_OVERHEAD_UNIT = 100e-6;
 const REQUEST_OVERHEAD_MAX = 20;
 const REQUEST_OVERHEAD_UNIT = 10e-3;
 
-/** Constants fitted in fixed units from 0 (no catalog value to scale): their unit and upper bound. */
+/**
+ * Constants fitted in fixed units from 0 rather than as a factor of their
+ * catalog value: their unit and upper bound (in units). The step cost, in
+ * 100 µs units up to 100 ms: engines without CUDA graphs spend tens of ms a
+ * step launching kernels, far beyond 4× the catalog's 0.5 ms.
+ */
 const ABSOLUTE: Partial<Record<FitParameter, { unit: number; max: number }>> = {
+  step_overhead: { unit: 100e-6, max: 1000 },
   seq_overhead: { unit: SEQ_OVERHEAD_UNIT, max: SEQ_OVERHEAD_MAX },
   request_overhead: { unit: REQUEST_OVERHEAD_UNIT, max: REQUEST_OVERHEAD_MAX },
 };
@@ -261,11 +267,7 @@ function fitOn(
     // The fit's finite differences step past its bounds: efficiencies are held within (0, 1] here too.
     params.forEach((p, i) => {
       const abs = ABSOLUTE[p];
-      v[p] = abs
-        ? Math.max(0, scales[i]) * abs.unit
-        : p === "step_overhead"
-        ? start[p] * scales[i]
-        : Math.min(1, start[p] * scales[i]);
+      v[p] = abs ? Math.max(0, scales[i]) * abs.unit : Math.min(1, start[p] * scales[i]);
     });
     return v;
   };
@@ -281,9 +283,7 @@ function fitOn(
       initialValues: params.map((p) => (ABSOLUTE[p] ? start[p] / ABSOLUTE[p]!.unit : 1)),
       // Efficiencies stay within (0, 1]; every scaled constant within FIT_RANGE of its catalog value.
       minValues: params.map((p) => (ABSOLUTE[p] ? 0 : 1 / FIT_RANGE)),
-      maxValues: params.map((p) =>
-        ABSOLUTE[p]?.max ?? (p === "step_overhead" ? FIT_RANGE : Math.min(FIT_RANGE, 1 / start[p]))
-      ),
+      maxValues: params.map((p) => ABSOLUTE[p]?.max ?? Math.min(FIT_RANGE, 1 / start[p])),
       gradientDifference: 0.02,
       damping: 1,
       maxIterations: iterations,

@@ -73,7 +73,7 @@ export interface ProfileRecord {
    * they replace a catalog device's step and per-sequence costs (a device
    * file's own values, such as `deno task calibrate` writes, are kept).
    */
-  readonly host?: HostCosts;
+  readonly host?: HostCosts | ((c: ProfileContext) => HostCosts | undefined);
   /** The execution backend the record describes, for an engine with several; absent: the default one. */
   readonly backend?: EngineBackend;
   /** Decode batch sizes captured as CUDA graphs (ascending), when the engine captures them by default. */
@@ -180,6 +180,33 @@ const TRTLLM_PYTORCH_017_HOST: HostCosts = {
     "fitted to DSR1-076..084 (TensorRT-LLM 0.17 PyTorch backend, DeepSeek-R1 FP8, 8xH200 TP8 EP4, concurrency 8-32; calibration set core/hardware/data/calibration/h200-trtllm-pytorch-0.17)",
 };
 
+/**
+ * DeepSeek-R1 on the ROCm builds of early 2025 (vLLM 0.7.3 and SGLang 0.4.2
+ * staging images on 8 × MI300X): decode runs 2–3× slower than the kernel
+ * model, with a large fixed part and a steeper slope per sequence — early
+ * ROCm MoE and MLA kernels and launches. Fitted by `deno task calibrate
+ * --scenarios` (step and per-sequence cost, TPOT and throughput) to
+ * dstack's runs at concurrency 8, 16 and 32 (DSR1-004..012 and
+ * DSR1-022..030; core/hardware/data/calibration/mi300x-{vllm,sglang}-
+ * deepseek-r1): vLLM 40.0 ms per step + 65 µs per sequence (median error
+ * 88% → 5.4%, 3-fold cross-validated 4.6%), SGLang 24.3 ms + 499 µs
+ * (107% → 5.7%, 4.7%). Lumped figures from one model: they stand for these
+ * builds on MI300X until runs of other models pin them down.
+ */
+const VLLM_V0_ROCM_HOST: HostCosts = {
+  stepUs: 40_030,
+  seqUs: 65,
+  source:
+    "fitted to DSR1-004..012 (vLLM 0.7.3 ROCm staging, DeepSeek-R1 FP8, 8xMI300X TP8, concurrency 8-32; calibration set core/hardware/data/calibration/mi300x-vllm-deepseek-r1)",
+};
+const SGLANG_04_ROCM_HOST: HostCosts = {
+  stepUs: 24_270,
+  seqUs: 499,
+  requestUs: 51_000,
+  source:
+    "fitted to DSR1-022..030 (SGLang 0.4.2 ROCm staging, DeepSeek-R1 FP8, 8xMI300X TP8, concurrency 8-32; calibration set core/hardware/data/calibration/mi300x-sglang-deepseek-r1); per-request latency as on NVIDIA",
+};
+
 /** 1, 2, 4, then multiples of 8 up to `max`. */
 const byEights = (max: number): number[] => [1, 2, 4, ...Array.from({ length: max / 8 }, (_, i) => 8 * (i + 1))];
 
@@ -196,7 +223,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     engine: "vllm",
     since: "0.6.0",
     label: "vLLM V0 engine (0.6–0.7)",
-    host: VLLM_V0_HOST,
+    host: (c) => (rocm(c) ? VLLM_V0_ROCM_HOST : VLLM_V0_HOST),
     graphSizes: VLLM_V0_GRAPHS,
     source:
       "vLLM 0.6–0.7 EngineArgs: prefix caching off by default; chunked prefill on for long-context models (as Llama-3.1) with an API-server budget of 2,048 tokens and max_num_seqs 256; decodes and prefill chunks share a step",
@@ -254,7 +281,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     since: "0.4.0",
     label: "SGLang (0.4)",
     graphSizes: SGLANG_GRAPHS,
-    host: SGLANG_04_HOST,
+    host: (c) => (rocm(c) ? SGLANG_04_ROCM_HOST : SGLANG_04_HOST),
     source:
       "SGLang 0.4 ServerArgs: chunked_prefill_size 8,192 (2,048 below 25 GB), mem_fraction_static 0.88 / 0.87 / 0.85 / 0.81 at TP 1 / 2 / 4 / 8, radix cache on, enable_mixed_chunk off (a step is prefill-only when a prefill can run), decode requests retracted (recomputed) when memory runs out",
     // SGLang runs the same library kernels as vLLM on NVIDIA (FlashInfer / FlashAttention-3 attention,
@@ -353,6 +380,14 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     }),
   },
 ];
+
+/** The host costs a record gives a device, if any. */
+export function hostCostsOf(record: ProfileRecord, c: ProfileContext): HostCosts | undefined {
+  return typeof record.host === "function" ? record.host(c) : record.host;
+}
+
+/** AMD Instinct devices (ROCm builds of the engines). */
+const rocm = (c: ProfileContext) => /^MI\d/i.test(c.deviceName);
 
 /** Parses "0.8.5", "v1.0.RC3", "0.9" into numbers to compare (non-numeric parts count as 0). */
 function versionParts(v: string): number[] | undefined {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { applyProfile, ENGINES, PROFILE_RECORDS, resolveProfile } from "./engine_profiles.ts";
+import { applyProfile, ENGINES, hostCostsOf, PROFILE_RECORDS, resolveProfile } from "./engine_profiles.ts";
 import type { ServingConfig } from "./types.ts";
 
 const H100 = { deviceName: "H100_SXM_80G", memoryBytes: 80 * 2 ** 30, tp: 1 };
@@ -44,12 +44,23 @@ Deno.test("resolveProfile() takes the record covering the version, the latest wi
 
 Deno.test("resolveProfile() picks the records of the backend asked for; an engine without it falls back with a notice", () => {
   assert.equal(resolveProfile("trtllm", "0.17.0", "pytorch").record.backend, "pytorch");
-  assert.equal(resolveProfile("trtllm", "0.17.0", "pytorch").record.host?.stepUs, 40_000);
+  const h200 = { deviceName: "H200_SXM_141G", memoryBytes: 141e9, tp: 8 };
+  assert.equal(hostCostsOf(resolveProfile("trtllm", "0.17.0", "pytorch").record, h200)?.stepUs, 40_000);
   assert.equal(resolveProfile("trtllm", "0.17.0").record.backend, undefined); // the TensorRT engine flow
   assert.equal(resolveProfile("trtllm", "0.17.0", "tensorrt").record.label, "TensorRT-LLM (0.12 and later)");
   const v = resolveProfile("vllm", "0.9.1", "pytorch");
   assert.equal(v.record.since, "0.9.0");
   assert.match(v.notice!, /vllm has no 'pytorch' backend profile/);
+});
+
+Deno.test("host costs may depend on the device: vLLM V0 and SGLang 0.4 on MI300X (ROCm builds) carry their own", () => {
+  const mi = { deviceName: "MI300X_192G", memoryBytes: 192 * 2 ** 30, tp: 8 };
+  const h100 = { deviceName: "H100_SXM_80G", memoryBytes: 80 * 2 ** 30, tp: 8 };
+  assert.equal(hostCostsOf(resolveProfile("vllm", "0.7.3").record, mi)?.stepUs, 40_030);
+  assert.equal(hostCostsOf(resolveProfile("vllm", "0.7.3").record, h100)?.stepUs, 8300);
+  assert.equal(hostCostsOf(resolveProfile("sglang", "0.4.2").record, mi)?.seqUs, 499);
+  assert.equal(hostCostsOf(resolveProfile("sglang", "0.4.2").record, h100)?.seqUs, 46);
+  assert.equal(hostCostsOf(resolveProfile("vllm", "0.10.0").record, mi)?.stepUs, 1970); // V1: one figure
 });
 
 Deno.test("applyProfile() fills only the keys the file leaves out, and nothing without an engine", () => {

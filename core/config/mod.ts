@@ -43,8 +43,16 @@ export { denoFileSystem, loadConfig, loadConfigSources, readYaml } from "./load.
 export type { FileSystem, LoadedConfig, LoadedGroup, LoadedTrace } from "./load.ts";
 export { buildPlan } from "./plan.ts";
 export type { GroupPlan, PlanOptions, SimulationPlan } from "./plan.ts";
-export { applyProfile, ENGINES, PROFILE_RECORDS, resolveProfile } from "./engine_profiles.ts";
+export {
+  applyProfile,
+  ENGINE_BACKENDS,
+  ENGINES,
+  hostCostsOf,
+  PROFILE_RECORDS,
+  resolveProfile,
+} from "./engine_profiles.ts";
 export type {
+  EngineBackend,
   EngineName,
   HostCosts,
   ProfileContext,

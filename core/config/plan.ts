@@ -22,7 +22,7 @@ import type { EngineSpec, SimulationInput } from "../engine/types.ts";
 import { unservableReason } from "../engine/engine.ts";
 import type { LoadedConfig, LoadedGroup } from "./load.ts";
 import { workloadOf } from "./workload.ts";
-import { applyProfile } from "./engine_profiles.ts";
+import { applyProfile, hostCostsOf } from "./engine_profiles.ts";
 import type { ProfiledServing } from "./engine_profiles.ts";
 
 /** The resolved deployment of one instance group. */
@@ -180,8 +180,9 @@ function layoutOf(g: LoadedGroup, model: ModelSpec, notices: string[]): { layout
 }
 
 /** A catalog device with the host costs of the group's engine profile, when it has some; a device file as it is. */
-function withHostCosts(d: DeviceSpec, p: ProfiledServing): DeviceSpec {
-  const host = p.profile?.resolved.record.host;
+function withHostCosts(d: DeviceSpec, p: ProfiledServing, tp: number): DeviceSpec {
+  const record = p.profile?.resolved.record;
+  const host = record && hostCostsOf(record, { deviceName: d.name, memoryBytes: d.memoryBytes, tp });
   if (!host || DEVICE_CATALOG[d.name] !== d) return d;
   return {
     ...d,
@@ -223,7 +224,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       memoryBytes: g.device.memoryBytes,
       tp: layout.tp,
     });
-    const device = withHostCosts(g.device, profiled);
+    const device = withHostCosts(g.device, profiled, layout.tp);
     const notice = profiled.profile?.resolved.notice;
     if (notice && !notices.includes(notice)) notices.push(notice);
     const gs = profiled.serving;
