@@ -8,10 +8,10 @@
  * @module
  */
 import {
-  FIDELITY_GATE,
   fidelityReport,
   formatFidelityMarkdown,
   formatFidelityTable,
+  gateFailures,
   loadScenario,
   runScenario,
 } from "../core/scenario/mod.ts";
@@ -26,8 +26,6 @@ Deno.writeTextFileSync(doc, formatFidelityMarkdown(report, PENDING_CASES));
 console.log(`wrote docs/fidelity.md`);
 const outside = results.flatMap((r) => r.measurements.filter((m) => !m.pass).map((m) => m.message));
 for (const m of outside) console.error(m);
-const g = FIDELITY_GATE;
-if (
-  outside.length || report.medianAbsError > g.medianAbsError || Math.abs(report.medianBias) > g.absBias ||
-  report.rows.length < g.minCases
-) Deno.exit(1);
+const gate = gateFailures(report);
+for (const m of gate) console.error(`fidelity gate: ${m}`);
+if (outside.length || gate.length) Deno.exit(1);
