@@ -168,9 +168,9 @@ const SGLANG_04_HOST: HostCosts = {
  * calibration/h200-trtllm-pytorch-0.17): TPOT and throughput within 7% at
  * 38–42 ms per step, no per-sequence slope; least squares 40 ms. Their TTFT
  * stays 66–82% low: prefill in that build is slower than its kernels
- * explain, and is not in this figure. `deno task calibrate` stops at 4× the
- * catalog's step cost (2 ms), so the value comes from a scan of the step
- * cost over that set. A lumped figure for graph-less launches: it grows
+ * explain, and is not in this figure; the value comes from a scan of the
+ * step cost on TPOT and throughput (`deno task calibrate` on the whole set
+ * is pulled away by its TTFT rows). A lumped figure for graph-less launches: it grows
  * with the kernels a step launches, which this constant does not.
  */
 const TRTLLM_PYTORCH_017_HOST: HostCosts = {

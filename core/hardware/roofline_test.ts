@@ -9,7 +9,7 @@ import { decodeBatch, prefillBatch } from "./batch.ts";
 import { tensorParallel } from "./layout.ts";
 import type { StepBreakdown } from "./roofline.ts";
 
-function model(id: string, device: string, tp = 1, quant = "DISABLED") {
+function model(id: string, device: string, tp = 1, quant = "DISABLED", graphSizes?: number[]) {
   const m = modelSpecFromHf(id, MODEL_CATALOG[id], (f) => assert.fail(f));
   const d = DEVICE_CATALOG[device];
   return new RooflineCostModel({
@@ -21,6 +21,7 @@ function model(id: string, device: string, tp = 1, quant = "DISABLED") {
     kvBytes: 2,
     host2deviceBandwidth: 0,
     blockSize: 16,
+    graphSizes,
   });
 }
 
@@ -116,24 +117,8 @@ Deno.test("linearQuant() falls back where the device lacks the matrix type", () 
 });
 
 Deno.test("a decode step inside the CUDA-graph sizes runs the GEMMs of the next captured size; attention stays on the real rows", () => {
-  const m = modelSpecFromHf(
-    "meta-llama/Llama-3.1-8B-Instruct",
-    MODEL_CATALOG["meta-llama/Llama-3.1-8B-Instruct"],
-    (f) => assert.fail(f),
-  );
-  const d = DEVICE_CATALOG.H100_SXM_80G;
   const withGraphs = (graphSizes?: number[]) =>
-    new RooflineCostModel({
-      model: m,
-      device: d,
-      layout: tensorParallel(1),
-      linear: linearQuant("DISABLED", 32, d),
-      lmheadWeightBytes: 2,
-      kvBytes: 2,
-      host2deviceBandwidth: 0,
-      blockSize: 16,
-      graphSizes,
-    });
+    model("meta-llama/Llama-3.1-8B-Instruct", "H100_SXM_80G", 1, "DISABLED", graphSizes);
   const c = withGraphs([1, 2, 4, 8, 16, 24, 32]);
   const parts = (cm: RooflineCostModel, seqs: number, context: number) => {
     const o = {} as StepBreakdown;
@@ -152,23 +137,7 @@ Deno.test("a decode step inside the CUDA-graph sizes runs the GEMMs of the next 
 });
 
 Deno.test("the padded CUDA-graph shape carries the step's own host share, never a previous call's", () => {
-  const m = modelSpecFromHf(
-    "meta-llama/Llama-3.1-8B-Instruct",
-    MODEL_CATALOG["meta-llama/Llama-3.1-8B-Instruct"],
-    (f) => assert.fail(f),
-  );
-  const d = DEVICE_CATALOG.H100_SXM_80G;
-  const c = new RooflineCostModel({
-    model: m,
-    device: d,
-    layout: tensorParallel(1),
-    linear: linearQuant("DISABLED", 32, d),
-    lmheadWeightBytes: 2,
-    kvBytes: 2,
-    host2deviceBandwidth: 0,
-    blockSize: 16,
-    graphSizes: [1, 2, 4, 8, 16, 24, 32],
-  });
+  const c = model("meta-llama/Llama-3.1-8B-Instruct", "H100_SXM_80G", 1, "DISABLED", [1, 2, 4, 8, 16, 24, 32]);
   const first = c.stepTime(decode(17, 1024));
   c.stepTime({ ...decode(17, 1024), hostShare: 0 });
   assert.equal(c.stepTime(decode(17, 1024)), first);
