@@ -82,6 +82,14 @@ function runScenarios(m: Omit<ScenarioManifest, "kind" | "file"> & { readonly ho
   for (const d of r.devices) {
     const res = d.result;
     const cv = res.crossValidation;
+    if (!d.fitted) {
+      console.log(
+        `${d.group}: ${d.cases.length} scenario(s), fewer than the ${m.folds ?? 5} folds: not fitted (median |error| ${
+          pct(res.errorBefore)
+        } with the values it runs with)`,
+      );
+      continue;
+    }
     console.log(`calibrated ${d.group} on ${d.cases.length} scenarios (${res.points} measured figures)`);
     for (const line of constantLines(res)) console.log(line);
     const width = Math.max(...res.errors.map((e) => `${e.source.replace(/^.*[\\/]/, "")} ${e.metric}`.length));

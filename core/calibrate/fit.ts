@@ -366,6 +366,7 @@ export function calibrateTargets(
   options: CalibrateOptions = {},
 ): CalibrationResult {
   const params = options.parameters ?? DEFAULT_FIT;
+  if (params.length === 0) return unfitted(device, targets);
   const iterations = options.iterations ?? FIT_ITERATIONS;
   const sims = new Simulations(targets);
   const start = deviceValues(device);
@@ -410,5 +411,32 @@ export function calibrateTargets(
     errorAfter: medianAbs(after),
     ...(crossValidation ? { crossValidation } : {}),
     errors,
+  };
+}
+
+/**
+ * The errors of `device`'s own values on the targets, nothing fitted: every
+ * figure counts as its own held-out prediction.
+ */
+function unfitted(device: DeviceSpec, targets: readonly FitTarget[]): CalibrationResult {
+  const sims = new Simulations(targets);
+  const start = deviceValues(device);
+  const points = pointsOf(targets, targets.map((_, i) => i));
+  const before = sims.errors(start, points);
+  return {
+    start,
+    fitted: start,
+    parameters: [],
+    points: points.length,
+    errorBefore: medianAbs(before),
+    errorAfter: medianAbs(before),
+    errors: points.map((p, i): PointError => ({
+      source: targets[p.target].source,
+      metric: targets[p.target].measured[p.metric].metric,
+      measured: sims.measured(p),
+      before: before[i],
+      after: before[i],
+      heldOut: before[i],
+    })),
   };
 }
