@@ -1,0 +1,199 @@
+/**
+ * A seeded mutation fuzzer over the bundled configurations and a trace: each
+ * case mutates one seed pair (a value swapped for an extreme or hostile one,
+ * a key dropped, an entry duplicated, or the raw text cut or corrupted),
+ * runs it in-process as the CLI would, and judges the outcome. The promise
+ * is the issue 11 one: bad input is an `InputError` located at a file (the
+ * CLI's exit 2), good input runs (exit 0), and no output holds NaN. Anything
+ * else — another exception (the CLI's exit 1 with a stack trace under
+ * SERVINGCAST_DEBUG) or NaN in the table or the JSON — is a finding.
+ *
+ * Used by `tests/fuzz_test.ts` (a few hundred cases in the suite) and
+ * `deno task fuzz --cases N [--seed S]` (longer runs).
+ *
+ * @module
+ */
+import { parse, stringify } from "yaml";
+import { InputError } from "../core/config/errors.ts";
+import { pools, runFiles, runJson } from "../core/run.ts";
+import { formatExtSection, formatGroupTable, formatSummaryTable } from "../core/report/mod.ts";
+import { memoryFs } from "./_helpers.ts";
+
+const root = new URL("../", import.meta.url);
+const read = (p: string) => Deno.readTextFileSync(new URL(p, root));
+
+/** Seed pairs: an instance file, a common file and the files they name. Request counts are capped to keep cases fast. */
+function seeds(): { instance: string; common: string; extra: Record<string, string> }[] {
+  const pairs: [string, string][] = [
+    ["examples/instances.yaml", "examples/common.yaml"],
+    ["scenarios/configs/h100_tp1_x1.yaml", "scenarios/configs/llama8b_chat.yaml"],
+    ["scenarios/configs/h100_pd_1p2d.yaml", "scenarios/configs/llama8b_long_prompt.yaml"],
+    ["scenarios/configs/ascend_tp2_dp2.yaml", "scenarios/configs/qwen3_32b_w8a8_chat.yaml"],
+    ["scenarios/configs/h200_x8_deepseek.yaml", "scenarios/configs/deepseek_v3_chat_mtp.yaml"],
+    ["scenarios/configs/h100_tp1_x2.yaml", "scenarios/configs/trace_replay.yaml"],
+  ];
+  return pairs.map(([i, c]) => {
+    const common = parse(read(c)) as { load_gen?: { num_requests?: number } };
+    if (common.load_gen && typeof common.load_gen.num_requests === "number") {
+      common.load_gen.num_requests = Math.min(common.load_gen.num_requests, 120);
+    }
+    return {
+      instance: read(i),
+      common: stringify(common),
+      extra: { "traces/mooncake_like_sample.jsonl": read("scenarios/configs/traces/mooncake_like_sample.jsonl") },
+    };
+  });
+}
+
+/** Values a mutation puts in place of a scalar. */
+const HOSTILE: readonly unknown[] = [
+  0,
+  -1,
+  1,
+  0.5,
+  1e308,
+  -1e308,
+  5e-324,
+  1e-13,
+  4294967297,
+  1e20,
+  "NaN",
+  "Infinity",
+  "constructor",
+  "toString",
+  "__proto__",
+  "../../x",
+  "",
+  "x".repeat(300),
+  "\u0000\u0007\u001b[2J",
+  true,
+  null,
+  [],
+  {},
+  [1, [2]],
+];
+
+/** A small deterministic PRNG (mulberry32): the fuzzer's own stream. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Node = Record<string, unknown> | unknown[];
+
+/** Every path to a value in a parsed document. */
+function paths(v: unknown, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
+  if (v !== null && typeof v === "object") {
+    for (const [k, x] of Object.entries(v as Node)) {
+      const p = [...at, Array.isArray(v) ? Number(k) : k];
+      out.push(p);
+      paths(x, p, out);
+    }
+  }
+  return out;
+}
+
+function parentOf(doc: unknown, p: (string | number)[]): Node {
+  let v = doc as Node;
+  for (const k of p.slice(0, -1)) v = (v as Record<string, unknown>)[k as string] as Node;
+  return v;
+}
+
+/** One mutation of a YAML text: structural when it parses, raw otherwise or by chance. */
+function mutate(text: string, r: () => number): string {
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)];
+  const roll = r();
+  if (roll < 0.15) {
+    // Raw: cut, insert a character, or swap two lines.
+    const lines = text.split("\n");
+    const op = pick(["cut", "insert", "swap"]);
+    if (op === "cut") return text.slice(0, Math.floor(r() * text.length));
+    if (op === "insert") {
+      const at = Math.floor(r() * text.length);
+      return text.slice(0, at) + pick([":", "- ", "{", "[", "&a ", "*a", "\t", "'", "\u0000"]) + text.slice(at);
+    }
+    const i = Math.floor(r() * lines.length);
+    const j = Math.floor(r() * lines.length);
+    [lines[i], lines[j]] = [lines[j], lines[i]];
+    return lines.join("\n");
+  }
+  const doc = parse(text);
+  const all = paths(doc);
+  if (all.length === 0) return text;
+  const p = pick(all);
+  const parent = parentOf(doc, p);
+  const key = p[p.length - 1];
+  if (roll < 0.3) {
+    if (Array.isArray(parent)) parent.splice(key as number, 1);
+    else delete (parent as Record<string, unknown>)[key as string];
+  } else if (roll < 0.38 && Array.isArray(parent)) {
+    parent.push(structuredClone(parent[key as number]));
+  } else {
+    (parent as Record<string, unknown>)[key as string] = structuredClone(pick(HOSTILE));
+  }
+  return stringify(doc);
+}
+
+/** How a case ended. */
+export type Outcome = "ok" | "located" | "finding";
+
+/** One fuzz case's result. */
+export interface CaseResult {
+  readonly outcome: Outcome;
+  /** What went wrong (findings), or the error message (located). */
+  readonly detail?: string;
+  /** The mutated files, to reproduce a finding. */
+  readonly files?: Record<string, string>;
+}
+
+/** Runs case `n` of the campaign seeded `seed`. */
+export function fuzzCase(seed: number, n: number): CaseResult {
+  const r = rng(seed * 1_000_003 + n);
+  const all = seeds();
+  const s = all[Math.floor(r() * all.length)];
+  const files: Record<string, string> = { "i.yaml": s.instance, "c.yaml": s.common, ...s.extra };
+  const target = r() < 0.5 ? "i.yaml" : r() < 0.9 ? "c.yaml" : "traces/mooncake_like_sample.jsonl";
+  const mutations = 1 + Math.floor(r() * 2);
+  for (let m = 0; m < mutations; m++) {
+    try {
+      files[target] = target.endsWith(".jsonl") ? mutateTrace(files[target], r) : mutate(files[target], r);
+    } catch {
+      // The text no longer parses as YAML: mutate it raw from here on.
+      files[target] = files[target].slice(0, Math.floor(r() * files[target].length));
+    }
+  }
+  try {
+    const out = runFiles(["i.yaml"], "c.yaml", { fs: memoryFs(files) });
+    const text = formatSummaryTable(out.summary) + formatExtSection(out.summary) +
+      formatGroupTable(pools(out).groups) + runJson(out);
+    if (/\bNaN\b/.test(text)) return { outcome: "finding", detail: "NaN in the output", files };
+    return { outcome: "ok" };
+  } catch (e) {
+    if (e instanceof InputError && e.location.file) return { outcome: "located", detail: e.message };
+    return {
+      outcome: "finding",
+      detail: `${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`.slice(0, 300),
+      files,
+    };
+  }
+}
+
+/** Mutates one line of a JSONL trace: a field set to a hostile value, or the line cut. */
+function mutateTrace(text: string, r: () => number): string {
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  const i = Math.floor(r() * lines.length);
+  if (r() < 0.3) lines[i] = lines[i].slice(0, Math.floor(r() * lines[i].length));
+  else {
+    const o = JSON.parse(lines[i]) as Record<string, unknown>;
+    const keys = Object.keys(o);
+    o[keys[Math.floor(r() * keys.length)]] = HOSTILE[Math.floor(r() * HOSTILE.length)];
+    lines[i] = JSON.stringify(o);
+  }
+  return lines.join("\n") + "\n";
+}
