@@ -13,7 +13,7 @@ import type { HfConfig } from "../model/catalog.ts";
 import { modelSpecFromHf } from "../model/model_spec.ts";
 import type { ModelSpec } from "../model/model_spec.ts";
 import { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
-import { InputError } from "./errors.ts";
+import { clip, InputError } from "./errors.ts";
 import { CommonFileSchema, IGNORED_MODEL_KEYS, InstanceFileSchema } from "./schema.ts";
 import type { CommonFile, InstanceGroupConfig, TraceLoadGen } from "./types.ts";
 import { isTraceError, parseCsvLine, parseJsonLine, splitCsv } from "../workload/trace.ts";
@@ -238,7 +238,7 @@ function resolveModel(common: CommonFile, src: YamlSource, fs: FileSystem): Mode
   if (!looksLikePath(name) && !fs.isDirectory(resolveFrom(src.file, name))) {
     const near = closest(name, Object.keys(MODEL_CATALOG));
     const hint = near ? `; did you mean '${near}'?` : " (not in the catalog; give a path to a config.json for others)";
-    return src.fail(at, `unknown model '${name}'${hint}`);
+    return src.fail(at, `unknown model '${clip(name)}'${hint}`);
   }
   let file = resolveFrom(src.file, name);
   if (fs.isDirectory(file)) file = join(file, "config.json");
@@ -266,7 +266,7 @@ function resolveDevice(g: InstanceGroupConfig, src: YamlSource, path: readonly P
     const hint = near
       ? `; did you mean '${near}'?`
       : ` (known: ${Object.keys(DEVICE_CATALOG).join(", ")}; or a path to a device file)`;
-    return src.fail(at, `unknown device '${g.device_type}'${hint}`);
+    return src.fail(at, `unknown device '${clip(g.device_type)}'${hint}`);
   }
   const file = resolveFrom(src.file, g.device_type);
   let devSrc: YamlSource;

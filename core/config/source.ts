@@ -7,18 +7,21 @@
  */
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
 import type { Document, Node } from "yaml";
-import { InputError } from "./errors.ts";
+import { clip, InputError } from "./errors.ts";
 import type { SourceLocation } from "./errors.ts";
 
 /** One path step: a mapping key or a list index. */
 export type PathPart = string | number;
 
-/** Joins a path as the contract prints it: `instance_groups[0].parallel_config.tp_size`. */
+/**
+ * Joins a path as the contract prints it: `instance_groups[0].parallel_config.tp_size`
+ * (a key longer than 80 characters cut, control characters escaped).
+ */
 export function keyPathString(path: readonly PathPart[]): string {
   let out = "";
   for (const p of path) {
     if (typeof p === "number") out += `[${p}]`;
-    else out += out === "" ? p : `.${p}`;
+    else out += out === "" ? clip(p) : `.${clip(p)}`;
   }
   return out;
 }
@@ -91,7 +94,7 @@ export class YamlSource {
       const first = err.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "");
       throw new InputError(
         { file, line: pos.line, col: pos.col },
-        `YAML syntax error: ${first.replace(/\.$/, "")}`,
+        `YAML syntax error: ${clip(first.replace(/\.$/, ""), 200)}`,
       );
     }
     this.data = this.#doc.toJS({ maxAliasCount: 100 });

@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { clip, describeValue } from "../config/errors.ts";
 import type { MetricUnit } from "./metric_keys.ts";
 
 /** Comparison operators. */
@@ -137,12 +138,12 @@ export function parseExpr(text: string): Expr | string {
       s = s.slice(r[0].length).replace(/^\.$/, "");
       return { kind: "ref", name: r[0].replace(/\.$/, "") };
     }
-    return s === "" ? "expected a number or a metric" : `unexpected '${s[0]}'`;
+    return s === "" ? "expected a number or a metric" : `unexpected '${clip(s[0])}'`;
   };
   const e = sum();
   if (typeof e === "string") return e;
   skip();
-  return s === "" ? e : `unexpected '${s}'`;
+  return s === "" ? e : `unexpected '${clip(s)}'`;
 }
 
 /** The metric names an expression reads. */
@@ -192,17 +193,17 @@ export function parseBound(v: unknown): Bound | string {
     if (keys !== "value,within" || typeof m.value !== "number") return "expected {value: <number>, within: <n>%|<n>}";
     return parseBound(`== ${m.value} ± ${m.within}`);
   }
-  if (typeof v !== "string") return `expected "<op> <expression>", got ${JSON.stringify(v)}`;
+  if (typeof v !== "string") return `expected "<op> <expression>", got ${describeValue(v)}`;
   const m =
     /^\s*(<=|>=|==|<|>)?\s*(.*?)\s*(?:±\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%|us|µs|ms|min|h|s)?)?\s*$/
       .exec(v);
-  if (!m || m[2] === "") return `expected "<op> <expression>" with op one of < <= > >= ==, got ${JSON.stringify(v)}`;
+  if (!m || m[2] === "") return `expected "<op> <expression>" with op one of < <= > >= ==, got ${describeValue(v)}`;
   const op = (m[1] ?? "==") as Operator;
   if (!m[1] && !literal(m[2])) {
-    return `expected "<op> <expression>" with op one of < <= > >= ==, got ${JSON.stringify(v)}`;
+    return `expected "<op> <expression>" with op one of < <= > >= ==, got ${describeValue(v)}`;
   }
   const rhs = parseExpr(m[2]);
-  if (typeof rhs === "string") return `${rhs} in ${JSON.stringify(v)}`;
+  if (typeof rhs === "string") return `${rhs} in ${describeValue(v)}`;
   if (m[3] !== undefined && op !== "==") return "a ± tolerance goes with ==";
   const tolerance = m[3] !== undefined
     ? {

@@ -8,6 +8,7 @@
  */
 import { dirname, join } from "node:path";
 import { z } from "zod";
+import { clip, describeValue } from "../config/errors.ts";
 import type { SourceLocation } from "../config/errors.ts";
 import { readYaml, resolveFrom } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
@@ -274,6 +275,20 @@ export const MAX_RATE_MEETING = "max_rate_meeting" as const;
 /** The derived metric of sweeps: the smallest swept value meeting the `min_value_meeting` SLOs. */
 export const MIN_VALUE_MEETING = "min_value_meeting" as const;
 
+/**
+ * The path of file `name` directly inside `dir`: for the files written by
+ * scenario name (baselines, `--json-dir` documents).
+ *
+ * @throws {Error} when `name` is not a plain file name (a separator, `..`,
+ * or empty), so that nothing is ever written outside `dir`
+ */
+export function fileIn(dir: string, name: string): string {
+  if (!/^[^\\/\0]+$/.test(name) || name === "." || name === "..") {
+    throw new Error(`refusing to write '${clip(name)}' outside ${clip(dir)}: not a plain file name`);
+  }
+  return join(dir, name);
+}
+
 /** Parses `load_gen.request_rate` or `instance_groups[0].num_instances` into a path. */
 export function parseKeyPath(key: string): PathPart[] | undefined {
   const out: PathPart[] = [];
@@ -307,7 +322,7 @@ function metricAt(src: YamlSource, at: PathPart[], key: string, keyOnly: boolean
   const metric = resolveMetric(key);
   if (!metric) {
     const near = closest(key, METRIC_KEY_NAMES);
-    src.fail(at, `unknown metric '${key}'${near ? `; did you mean '${near}'?` : ""}`, keyOnly);
+    src.fail(at, `unknown metric '${clip(key)}'${near ? `; did you mean '${near}'?` : ""}`, keyOnly);
   }
   return metric;
 }
@@ -337,7 +352,7 @@ function parseAssertions(
     const mismatch = derived ? undefined : unitMismatch(bound.rhs, metric.unit);
     if (mismatch) src.fail([at, key], mismatch);
     for (const ref of exprRefs(bound.rhs)) {
-      if (!refOk(ref)) src.fail([at, key], `unknown metric '${ref}' in the expression`);
+      if (!refOk(ref)) src.fail([at, key], `unknown metric '${clip(ref)}' in the expression`);
     }
     return { key, variant, metric, bound, location: src.locate([at, key], true) };
   });
@@ -367,7 +382,7 @@ function goodputSlos(
       if (v === undefined) continue;
       const e = typeof v === "number" ? { kind: "num" as const, value: v } : parseExpr(v);
       if (typeof e === "string" || e.kind !== "num" || (e.unit && e.unit !== "s") || !(e.value > 0)) {
-        src.fail(["goodput", k], `expected a positive time such as 0.5 or "500ms", got ${JSON.stringify(v)}`);
+        src.fail(["goodput", k], `expected a positive time such as 0.5 or "500ms", got ${describeValue(v)}`);
       }
       out[k] = e.value;
     }

@@ -1,0 +1,48 @@
+/**
+ * Hardening of the config and scenario side (issue 11): every bad input is
+ * one located line (`file:line:col: key.path: message`, exit 2), found
+ * quickly, quoting little of what the user wrote.
+ */
+import assert from "node:assert/strict";
+import { InputError } from "../core/config/errors.ts";
+import { loadConfig } from "../core/config/load.ts";
+import { COMMON_OK, INSTANCE_OK, memoryFs } from "./_helpers.ts";
+
+/** Asserts that `f` throws an {@link InputError} printing exactly `message`. */
+function throwsInput(f: () => unknown, message: string): void {
+  assert.throws(f, (e) => {
+    if (!(e instanceof InputError)) throw e;
+    assert.equal(e.message, message);
+    return true;
+  });
+}
+
+Deno.test("finding 11: messages quote at most 80 characters of user content, control characters escaped", () => {
+  const passwd = Array.from({ length: 40 }, (_, i) => `user${i}:x:${i}:${i}:User ${i}:/home/user${i}:/bin/sh`)
+    .join("\n");
+  const fs = memoryFs({
+    "i.yaml": INSTANCE_OK.replace("H100_SXM_80G", "/etc/passwd"),
+    "/etc/passwd": passwd,
+    "c.yaml": COMMON_OK,
+  });
+  throwsInput(
+    () => loadConfig(["i.yaml"], "c.yaml", fs),
+    `/etc/passwd:1:1: expected a mapping, got "user0:x:0:0:User 0:/home/user0:/bin/sh user1:x:1:1:User 1:/home/user1:/bin/sh us"… (${passwd.length} characters)`,
+  );
+  const garbage = "\\x01\\x1b[2J\\u202e".repeat(2500);
+  const fs2 = memoryFs({ "i.yaml": INSTANCE_OK.replace("H100_SXM_80G", `"${garbage}"`), "c.yaml": COMMON_OK });
+  assert.throws(() => loadConfig(["i.yaml"], "c.yaml", fs2), (e) => {
+    if (!(e instanceof InputError)) throw e;
+    const quoted = /unknown device '(.*)' \(known/.exec(e.message)![1];
+    assert.equal(quoted, "\\u0001\\u001b[2J\\u202e".repeat(13) + "\\u0001\\u001b…");
+    // deno-lint-ignore no-control-regex -- these are the characters escaped
+    assert.doesNotMatch(e.message, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
+    return true;
+  });
+  const key = "k".repeat(1000);
+  throwsInput(
+    () =>
+      loadConfig(["i.yaml"], "c.yaml", memoryFs({ "i.yaml": `${INSTANCE_OK}    ${key}: 1\n`, "c.yaml": COMMON_OK })),
+    `i.yaml:6:5: instance_groups[0].${"k".repeat(80)}…: unknown key '${"k".repeat(80)}…'`,
+  );
+});
