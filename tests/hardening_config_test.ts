@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { InputError } from "../core/config/errors.ts";
 import { loadConfig } from "../core/config/load.ts";
+import { loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { COMMON_OK, INSTANCE_OK, memoryFs } from "./_helpers.ts";
 
 /** Asserts that `f` throws an {@link InputError} printing exactly `message`. */
@@ -16,6 +17,34 @@ function throwsInput(f: () => unknown, message: string): void {
     return true;
   });
 }
+
+const SCENARIO_HEAD = "instance_config: i.yaml\ncommon_config: c.yaml\n";
+
+Deno.test("finding 1: an override index past the end of a list is an error at the override, found at once", () => {
+  const fs = memoryFs({
+    "i.yaml": INSTANCE_OK,
+    "c.yaml": COMMON_OK,
+    "s.yaml":
+      `${SCENARIO_HEAD}overrides:\n  instance_groups[999999].num_instances: 2\nexpect:\n  total_requests: "== 50"\n`,
+  });
+  const start = performance.now();
+  throwsInput(
+    () => runScenario(loadScenario("s.yaml", fs), fs),
+    "s.yaml:4:42: instance_groups[999999].num_instances: index 999999 is past the end of instance_groups (1 item: [0], or [1] to append)",
+  );
+  assert.ok(performance.now() - start < 1000);
+});
+
+Deno.test("finding 1: an override at the next index appends to the list", () => {
+  const fs = memoryFs({
+    "i.yaml": INSTANCE_OK,
+    "c.yaml": COMMON_OK,
+    "s.yaml":
+      `${SCENARIO_HEAD}overrides:\n  instance_groups[1]: {num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}\n  load_gen.num_requests: 10\nexpect:\n  total_requests: "== 10"\n`,
+  });
+  const r = runScenario(loadScenario("s.yaml", fs), fs);
+  assert.equal(r.output.plan.input.engines.length, 2);
+});
 
 Deno.test("finding 11: messages quote at most 80 characters of user content, control characters escaped", () => {
   const passwd = Array.from({ length: 40 }, (_, i) => `user${i}:x:${i}:${i}:User ${i}:/home/user${i}:/bin/sh`)

@@ -36,14 +36,33 @@ export interface Override {
   readonly location: SourceLocation;
 }
 
-function setPath(data: unknown, path: readonly PathPart[], value: unknown): unknown {
+/**
+ * Sets the override's value in `data` (a copy). A list index may name an
+ * item or the next one (to append); one further on is an error at the
+ * override, before any list is grown.
+ */
+function setPath(data: unknown, o: Override, value: unknown): unknown {
+  const path = o.path;
   if (path.length === 0) return value;
   const root = (data !== null && typeof data === "object" ? data : {}) as Record<string | number, unknown>;
   let node = root;
-  for (let i = 0; i < path.length - 1; i++) {
-    const next = node[path[i]];
-    if (next === null || typeof next !== "object") node[path[i]] = {};
-    node = node[path[i]] as Record<string | number, unknown>;
+  for (let i = 0; i < path.length; i++) {
+    const part = path[i];
+    if (typeof part === "number" && Array.isArray(node) && part > node.length) {
+      const n = node.length;
+      const list = keyPathString(path.slice(0, i)) || "the list";
+      const items = n === 0
+        ? "it is empty: [0] appends"
+        : `${n} item${n === 1 ? "" : "s"}: [${n === 1 ? 0 : `0]…[${n - 1}`}], or [${n}] to append`;
+      throw new InputError(
+        { ...o.location, keyPath: keyPathString(path) },
+        `index ${part} is past the end of ${list} (${items})`,
+      );
+    }
+    if (i === path.length - 1) break;
+    const next = node[part];
+    if (next === null || typeof next !== "object") node[part] = {};
+    node = node[part] as Record<string | number, unknown>;
   }
   node[path[path.length - 1]] = value;
   return root;
@@ -78,7 +97,7 @@ export class YamlSource {
     if (view) {
       this.#base = view;
       let data = structuredClone(view.source.#valueAt(view.prefix));
-      for (const o of view.overrides) data = setPath(data, o.path, structuredClone(o.value));
+      for (const o of view.overrides) data = setPath(data, o, structuredClone(o.value));
       this.data = data;
       return;
     }
