@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { InputError } from "../core/config/errors.ts";
 import { loadConfig } from "../core/config/load.ts";
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
+import { fileIn } from "../core/scenario/scenario.ts";
 import { COMMON_OK, INSTANCE_OK, memoryFs } from "./_helpers.ts";
 
 /** Asserts that `f` throws an {@link InputError} printing exactly `message`. */
@@ -44,6 +45,28 @@ Deno.test("finding 1: an override at the next index appends to the list", () => 
   });
   const r = runScenario(loadScenario("s.yaml", fs), fs);
   assert.equal(r.output.plan.input.engines.length, 2);
+});
+
+Deno.test("finding 3: a scenario name that is not a plain file name is an error at name:", () => {
+  const scenario = (name: string) =>
+    memoryFs({ "s.yaml": `name: ${name}\n${SCENARIO_HEAD}expect:\n  total_requests: "== 50"\n` });
+  const why = "expected a name of letters, digits, '.', '_' and '-', not starting with '.', at most 100 characters";
+  throwsInput(() => loadScenario("s.yaml", scenario("../../../x")), `s.yaml:1:7: name: ${why}, got "../../../x"`);
+  throwsInput(() => loadScenario("s.yaml", scenario("a/b")), `s.yaml:1:7: name: ${why}, got "a/b"`);
+  throwsInput(() => loadScenario("s.yaml", scenario(".hidden")), `s.yaml:1:7: name: ${why}, got ".hidden"`);
+  throwsInput(
+    () => loadScenario("s.yaml", scenario("x".repeat(101))),
+    `s.yaml:1:7: name: ${why}, got "${"x".repeat(80)}"… (101 characters)`,
+  );
+  assert.equal(loadScenario("s.yaml", scenario("llama-8b_v1.2")).name, "llama-8b_v1.2");
+});
+
+Deno.test("finding 3: the scenario output paths never leave their folder", () => {
+  assert.equal(fileIn("out", "a.json"), "out/a.json");
+  assert.equal(fileIn("out/", "a.seed2.json"), "out/a.seed2.json");
+  for (const bad of ["../x.json", "a/b.json", "/etc/x.json", "..", ""]) {
+    assert.throws(() => fileIn("out", bad), new RegExp(`^Error: refusing to write '${bad.replace(".", "\\.")}'`));
+  }
 });
 
 Deno.test("finding 11: messages quote at most 80 characters of user content, control characters escaped", () => {

@@ -39,6 +39,10 @@ const overrides = () =>
 const assertions = (what: string) =>
   z.record(z.string(), z.unknown(), { error: 'expected a mapping of metric: "<op> <expression>"' }).describe(what);
 
+/** A scenario name: it names files (baselines, `--json-dir` documents), so a plain file name. */
+const SCENARIO_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$/;
+const NAME_RULE = "expected a name of letters, digits, '.', '_' and '-', not starting with '.', at most 100 characters";
+
 /** One variant of a scenario: other files, inline blocks or overrides. */
 export const VariantSchema = mapping({
   description: z.string().optional(),
@@ -51,7 +55,10 @@ export const VariantSchema = mapping({
 
 /** Schema of a scenario file. */
 export const ScenarioFileSchema = mapping({
-  name: z.string().min(1).optional().describe("Name in reports; default: the file name"),
+  name: z.string({ error: (i) => `${NAME_RULE}, got ${describeValue(i.input)}` })
+    .regex(SCENARIO_NAME, { error: (i) => `${NAME_RULE}, got ${describeValue(i.input)}` })
+    .optional()
+    .describe("Name in reports and in the files written for it (baselines); default: the file name"),
   description: z.string().optional().describe("What the scenario checks"),
   tags: z.array(z.string()).optional().describe("Labels to select scenarios by (deno task check --tag T)"),
   instance_config: paths().optional().describe("Instance file(s), relative to this file"),
@@ -497,6 +504,9 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
   if (s.expect_per_point && !sweep) src.fail(["expect_per_point"], "expect_per_point needs a sweep");
   const stem = file.replace(/^.*[\\/]/, "").replace(/\.ya?ml$/i, "");
   const name = s.name ?? stem;
+  if (!SCENARIO_NAME.test(name)) {
+    src.fail([], `the file name makes no scenario name (${NAME_RULE}, got ${describeValue(stem)}): give 'name:'`);
+  }
   const b = typeof s.baseline === "object" ? s.baseline : {};
   const baseline: BaselineSpec | undefined = s.baseline
     ? {
@@ -509,7 +519,7 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
       ),
       strict: b.strict ?? false,
       minMax: b.min_max ?? false,
-      file: join(dirname(file), "__baselines__", `${name}.json`),
+      file: fileIn(join(dirname(file), "__baselines__"), `${name}.json`),
     }
     : undefined;
   const firstConfig = base ?? variants.values().next().value!;
