@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { InputError } from "../core/config/errors.ts";
 import { loadConfig } from "../core/config/load.ts";
-import { loadScenario, runScenario } from "../core/scenario/mod.ts";
+import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
+import { compareBaseline, loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { fileIn } from "../core/scenario/scenario.ts";
 import { COMMON_OK, INSTANCE_OK, memoryFs } from "./_helpers.ts";
 
@@ -69,6 +70,39 @@ Deno.test("finding 3: the scenario output paths never leave their folder", () =>
   }
 });
 
+Deno.test("finding 4: device and model names that are built-in object properties are unknown names", () => {
+  const known = `(known: ${Object.keys(DEVICE_CATALOG).join(", ")}; or a path to a device file)`;
+  for (const name of ["constructor", "toString", "valueOf", "__proto__"]) {
+    const fs = memoryFs({ "i.yaml": INSTANCE_OK.replace("H100_SXM_80G", name), "c.yaml": COMMON_OK });
+    throwsInput(
+      () => loadConfig(["i.yaml"], "c.yaml", fs),
+      `i.yaml:4:18: instance_groups[0].device_type: unknown device '${name}' ${known}`,
+    );
+    const fs2 = memoryFs({ "i.yaml": INSTANCE_OK, "c.yaml": COMMON_OK.replace(/name: .*/, `name: ${name}`) });
+    throwsInput(
+      () => loadConfig(["i.yaml"], "c.yaml", fs2),
+      `c.yaml:2:9: model_config.name: unknown model '${name}' (not in the catalog; give a path to a config.json for others)`,
+    );
+  }
+});
+
+Deno.test("finding 4: a baseline file with a key named like a built-in property is compared as a plain metric", () => {
+  const fs = memoryFs({ "s.yaml": `${SCENARIO_HEAD}baseline: true\n` });
+  const s = loadScenario("s.yaml", fs);
+  const r = compareBaseline(s, { constructor: 1, toString: 2 }, { "total_requests": 50 });
+  assert.equal(r.pass, false);
+  assert.equal(
+    r.message,
+    [
+      "s.yaml:3:1: baseline: 3 of 3 metrics moved beyond their tolerance (__baselines__/s.json; if intended, run `deno task baseline s.yaml`)",
+      "  metric          baseline  now  change  tolerance",
+      "  constructor            1    —       —      ±5.0%",
+      "  toString               2    —       —      ±5.0%",
+      "  total_requests         —   50       —      ±5.0%",
+    ].join("\n"),
+  );
+});
+
 Deno.test("finding 11: messages quote at most 80 characters of user content, control characters escaped", () => {
   const passwd = Array.from({ length: 40 }, (_, i) => `user${i}:x:${i}:${i}:User ${i}:/home/user${i}:/bin/sh`)
     .join("\n");
@@ -97,4 +131,17 @@ Deno.test("finding 11: messages quote at most 80 characters of user content, con
       loadConfig(["i.yaml"], "c.yaml", memoryFs({ "i.yaml": `${INSTANCE_OK}    ${key}: 1\n`, "c.yaml": COMMON_OK })),
     `i.yaml:6:5: instance_groups[0].${"k".repeat(80)}…: unknown key '${"k".repeat(80)}…'`,
   );
+});
+
+Deno.test("finding 4: an override key named like a built-in property is an unknown key, and pollutes nothing", () => {
+  const fs = memoryFs({
+    "i.yaml": INSTANCE_OK,
+    "c.yaml": COMMON_OK,
+    "s.yaml": `${SCENARIO_HEAD}overrides:\n  load_gen.__proto__.polluted: 1\nexpect:\n  total_requests: "== 50"\n`,
+  });
+  throwsInput(
+    () => runScenario(loadScenario("s.yaml", fs), fs),
+    "s.yaml:4:32: load_gen.__proto__: unknown key '__proto__'",
+  );
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
 });

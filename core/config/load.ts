@@ -231,8 +231,9 @@ const looksLikePath = (s: string) => /^(\.{1,2}[\\/]|[\\/]|~)|\.(ya?ml|json)$/i.
 function resolveModel(common: CommonFile, src: YamlSource, fs: FileSystem): ModelSpec {
   const at: PathPart[] = ["model_config", "name"];
   const name = common.model_config.name;
-  const id = MODEL_ALIASES[name] ?? name;
-  const known = MODEL_CATALOG[id];
+  // Own properties only: a name such as 'constructor' is no catalog entry.
+  const id = Object.hasOwn(MODEL_ALIASES, name) ? MODEL_ALIASES[name] : name;
+  const known = Object.hasOwn(MODEL_CATALOG, id) ? MODEL_CATALOG[id] : undefined;
   if (known) return modelSpecFromHf(name, known, (f, d) => src.fail(at, `catalog entry ${f}: ${d}`));
   // An HF id has a slash too: only an explicit path, or a folder that exists, is read from disk.
   if (!looksLikePath(name) && !fs.isDirectory(resolveFrom(src.file, name))) {
@@ -259,7 +260,7 @@ function resolveModel(common: CommonFile, src: YamlSource, fs: FileSystem): Mode
 
 function resolveDevice(g: InstanceGroupConfig, src: YamlSource, path: readonly PathPart[], fs: FileSystem): DeviceSpec {
   const at = [...path, "device_type"];
-  const known = DEVICE_CATALOG[g.device_type];
+  const known = Object.hasOwn(DEVICE_CATALOG, g.device_type) ? DEVICE_CATALOG[g.device_type] : undefined;
   if (known) return known;
   if (!looksLikePath(g.device_type)) {
     const near = closest(g.device_type, Object.keys(DEVICE_CATALOG));

@@ -36,6 +36,9 @@ export interface Override {
   readonly location: SourceLocation;
 }
 
+const setOwn = (o: Record<string | number, unknown>, k: PathPart, v: unknown) =>
+  Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+
 /**
  * Sets the override's value in `data` (a copy). A list index may name an
  * item or the next one (to append); one further on is an error at the
@@ -60,11 +63,12 @@ function setPath(data: unknown, o: Override, value: unknown): unknown {
       );
     }
     if (i === path.length - 1) break;
-    const next = node[part];
-    if (next === null || typeof next !== "object") node[part] = {};
-    node = node[part] as Record<string | number, unknown>;
+    // Own properties only: a key such as '__proto__' or 'constructor' is a plain (unknown) key.
+    let next = Object.hasOwn(node, part) ? node[part] : undefined;
+    if (next === null || typeof next !== "object") setOwn(node, part, next = {});
+    node = next as Record<string | number, unknown>;
   }
-  node[path[path.length - 1]] = value;
+  setOwn(node, path[path.length - 1], value);
   return root;
 }
 
@@ -130,6 +134,11 @@ export class YamlSource {
       for (let i = overrides.length - 1; i >= 0; i--) {
         if (isPrefix(overrides[i].path, path)) return { ...overrides[i].location, keyPath: keyPathString(path) };
       }
+      // A key that only an override's path brought in (load_gen.typo.x) is at that override.
+      if (source.#valueAt([...prefix, ...path]) === undefined) {
+        const o = overrides.findLast((o) => isPrefix(path, o.path));
+        if (o) return { ...o.location, keyPath: keyPathString(path) };
+      }
       return { ...source.locate([...prefix, ...path], keyOnly), keyPath: keyPathString(path) };
     }
     let node: unknown = this.#doc.contents;
@@ -162,7 +171,7 @@ export class YamlSource {
   #valueAt(path: readonly PathPart[]): unknown {
     let v = this.data;
     for (const p of path) {
-      if (v === null || typeof v !== "object") return undefined;
+      if (v === null || typeof v !== "object" || !Object.hasOwn(v, p)) return undefined;
       v = (v as Record<string, unknown>)[p as string];
     }
     return v;

@@ -396,7 +396,8 @@ function goodputSlos(
     return out;
   }
   for (const a of assertions) {
-    const slo = a.metric.gated ? GOODPUT_COLUMNS[a.metric.name.replace(/\.[^(]*$/, "")] : undefined;
+    const column = a.metric.name.replace(/\.[^(]*$/, "");
+    const slo = a.metric.gated && Object.hasOwn(GOODPUT_COLUMNS, column) ? GOODPUT_COLUMNS[column] : undefined;
     if (!slo || a.variant || (a.bound.op !== "<" && a.bound.op !== "<=") || a.bound.rhs.kind !== "num") continue;
     out[slo] = Math.max(out[slo] ?? 0, a.bound.rhs.value);
   }
