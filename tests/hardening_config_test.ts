@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { InputError } from "../core/config/errors.ts";
-import { loadConfig } from "../core/config/load.ts";
+import { loadConfig, readYaml } from "../core/config/load.ts";
 import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
 import { compareBaseline, loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { fileIn } from "../core/scenario/scenario.ts";
@@ -100,6 +100,18 @@ Deno.test("finding 4: a baseline file with a key named like a built-in property 
       "  toString               2    —       —      ±5.0%",
       "  total_requests         —   50       —      ±5.0%",
     ].join("\n"),
+  );
+});
+
+Deno.test("finding 8: YAML alias errors are located syntax errors", () => {
+  throwsInput(
+    () => readYaml("f.yaml", memoryFs({ "f.yaml": "a: 1\nb: *nope\n" })),
+    "f.yaml:2:4: YAML alias error: unresolved alias '*nope' (the anchor must be set before the alias)",
+  );
+  const many = `a: &a [1]\nb: &b [${Array(10).fill("*a").join(", ")}]\nc: [${Array(20).fill("*b").join(", ")}]\n`;
+  throwsInput(
+    () => readYaml("f.yaml", memoryFs({ "f.yaml": many })),
+    "f.yaml:3:5: YAML alias error: too many alias expansions (at most 100)",
   );
 });
 

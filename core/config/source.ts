@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit } from "yaml";
 import type { Document, Node } from "yaml";
 import { clip, InputError } from "./errors.ts";
 import type { SourceLocation } from "./errors.ts";
@@ -72,6 +72,20 @@ function setPath(data: unknown, o: Override, value: unknown): unknown {
   return root;
 }
 
+/** Alias expansions a file may make (a guard against "billion laughs" files). */
+const MAX_ALIAS_COUNT = 100;
+
+function hasAlias(node: Node): boolean {
+  let found = false;
+  visit(node, {
+    Alias: () => {
+      found = true;
+      return visit.BREAK;
+    },
+  });
+  return found;
+}
+
 const isPrefix = (a: readonly PathPart[], b: readonly PathPart[]) =>
   a.length <= b.length && a.every((p, i) => String(p) === String(b[i]));
 
@@ -120,7 +134,43 @@ export class YamlSource {
         `YAML syntax error: ${clip(first.replace(/\.$/, ""), 200)}`,
       );
     }
-    this.data = this.#doc.toJS({ maxAliasCount: 100 });
+    try {
+      this.data = this.#doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (e) {
+      if (!(e instanceof ReferenceError)) throw e;
+      throw this.#aliasError(/unresolved alias/i.test(e.message));
+    }
+  }
+
+  /**
+   * The located error for an alias that names no earlier anchor
+   * (`unresolved`), or for too many alias expansions: placed at the first
+   * alias of an anchor that holds aliases itself (what multiplies), else at
+   * the first alias.
+   */
+  #aliasError(unresolved: boolean): InputError {
+    const anchors = new Map<string, Node>();
+    let at: Node | undefined;
+    let first: Node | undefined;
+    visit(this.#doc, (_key, node) => {
+      if (isAlias(node)) {
+        const target = anchors.get(node.source);
+        first ??= node;
+        const nested = target !== undefined && !unresolved && hasAlias(target);
+        if ((unresolved && target === undefined) || nested) {
+          at = node;
+          return visit.BREAK;
+        }
+      } else if (node && typeof node === "object" && "anchor" in node && typeof node.anchor === "string") {
+        anchors.set(node.anchor, node as Node);
+      }
+    });
+    const node = at ?? first;
+    const lp = this.#lines.linePos(node?.range?.[0] ?? 0);
+    const detail = unresolved
+      ? `unresolved alias '*${clip(isAlias(node) ? node.source : "")}' (the anchor must be set before the alias)`
+      : `too many alias expansions (at most ${MAX_ALIAS_COUNT})`;
+    return new InputError({ file: this.file, line: lp.line, col: lp.col }, `YAML alias error: ${detail}`);
   }
 
   /**
