@@ -115,6 +115,38 @@ Deno.test("finding 8: YAML alias errors are located syntax errors", () => {
   );
 });
 
+Deno.test("finding 9: the numeric fields of a model's config.json are validated", () => {
+  const cfg = (extra: string) =>
+    memoryFs({
+      "i.yaml": INSTANCE_OK,
+      "c.yaml": COMMON_OK.replace("meta-llama/Llama-3.1-8B-Instruct", "./m/config.json"),
+      "m/config.json": `{
+  "model_type": "llama",
+  "hidden_size": 4096,
+  "num_hidden_layers": 32,
+  "num_attention_heads": 32,
+  "num_key_value_heads": 8,
+  "intermediate_size": 14336,
+  "vocab_size": 128256,
+${extra}
+}`,
+    });
+  throwsInput(
+    () => loadConfig(["i.yaml"], "c.yaml", cfg(`  "max_position_embeddings": [[131072]]`)),
+    "m/config.json:9:30: max_position_embeddings: expected a positive integer, got a list",
+  );
+  throwsInput(
+    () =>
+      loadConfig(
+        ["i.yaml"],
+        "c.yaml",
+        cfg(`  "max_position_embeddings": 4096, "n_routed_experts": 8, "first_k_dense_replace": "NaN"`),
+      ),
+    'm/config.json:9:84: first_k_dense_replace: expected a non-negative integer, got "NaN"',
+  );
+  assert.equal(loadConfig(["i.yaml"], "c.yaml", cfg(`  "max_position_embeddings": 8192`)).model.maxPositions, 8192);
+});
+
 Deno.test("finding 11: messages quote at most 80 characters of user content, control characters escaped", () => {
   const passwd = Array.from({ length: 40 }, (_, i) => `user${i}:x:${i}:${i}:User ${i}:/home/user${i}:/bin/sh`)
     .join("\n");

@@ -14,7 +14,7 @@ import { modelSpecFromHf } from "../model/model_spec.ts";
 import type { ModelSpec } from "../model/model_spec.ts";
 import { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
 import { clip, InputError } from "./errors.ts";
-import { CommonFileSchema, IGNORED_MODEL_KEYS, InstanceFileSchema } from "./schema.ts";
+import { CommonFileSchema, HfConfigSchema, IGNORED_MODEL_KEYS, InstanceFileSchema } from "./schema.ts";
 import type { CommonFile, InstanceGroupConfig, TraceLoadGen } from "./types.ts";
 import { isTraceError, parseCsvLine, parseJsonLine, splitCsv } from "../workload/trace.ts";
 import type { TraceFieldError, TraceRecord } from "../workload/trace.ts";
@@ -255,6 +255,7 @@ function resolveModel(common: CommonFile, src: YamlSource, fs: FileSystem): Mode
   if (cfgSrc.data === null || typeof cfgSrc.data !== "object" || Array.isArray(cfgSrc.data)) {
     cfgSrc.fail([], "expected a JSON object (a Hugging Face config.json)");
   }
+  validate(cfgSrc, HfConfigSchema);
   return modelSpecFromHf(name, cfgSrc.data as HfConfig, (f, d) => cfgSrc.fail([f], d));
 }
 
