@@ -147,6 +147,21 @@ ${extra}
   assert.equal(loadConfig(["i.yaml"], "c.yaml", cfg(`  "max_position_embeddings": 8192`)).model.maxPositions, 8192);
 });
 
+Deno.test("finding 10: a huge expect expression is a located error, not a stack overflow", () => {
+  const expr = `< ${Array(10_000).fill("1").join(" + ")}`;
+  const fs = memoryFs({ "s.yaml": `${SCENARIO_HEAD}expect:\n  total_requests: "${expr}"\n` });
+  throwsInput(
+    () => loadScenario("s.yaml", fs),
+    "s.yaml:4:19: expect.total_requests: expression too long (39999 characters; at most 1000)",
+  );
+  const deep = `< ${"(".repeat(50)}1${")".repeat(50)}`;
+  const fs2 = memoryFs({ "s.yaml": `${SCENARIO_HEAD}expect:\n  total_requests: "${deep}"\n` });
+  throwsInput(
+    () => loadScenario("s.yaml", fs2),
+    "s.yaml:4:19: expect.total_requests: expression nested too deeply (more than 32 parentheses)",
+  );
+});
+
 Deno.test("finding 11: messages quote at most 80 characters of user content, control characters escaped", () => {
   const passwd = Array.from({ length: 40 }, (_, i) => `user${i}:x:${i}:${i}:User ${i}:/home/user${i}:/bin/sh`)
     .join("\n");

@@ -88,9 +88,26 @@ function literal(text: string): { value: number; unit?: MetricUnit; unitText?: s
   return { value, unit, unitText: u[0].trim(), length: n[0].length + u[0].length };
 }
 
-/** Parses an expression, or returns an error message. */
+/** The longest assertion or expression accepted, in characters. */
+export const MAX_EXPR_LENGTH = 1000;
+/** The deepest nesting of parentheses accepted. */
+export const MAX_EXPR_DEPTH = 32;
+
+const tooLong = (text: string) =>
+  text.length > MAX_EXPR_LENGTH
+    ? `expression too long (${text.length} characters; at most ${MAX_EXPR_LENGTH})`
+    : undefined;
+
+/**
+ * Parses an expression, or returns an error message (also for one longer
+ * than {@link MAX_EXPR_LENGTH} characters or nested deeper than
+ * {@link MAX_EXPR_DEPTH} parentheses).
+ */
 export function parseExpr(text: string): Expr | string {
+  const long = tooLong(text);
+  if (long) return long;
   let s = text.trim();
+  let depth = 0;
   const skip = () => (s = s.trimStart());
   const sum = (): Expr | string => {
     let left = product();
@@ -119,8 +136,11 @@ export function parseExpr(text: string): Expr | string {
   const factor = (): Expr | string => {
     skip();
     if (s[0] === "(") {
+      if (++depth > MAX_EXPR_DEPTH) return `expression nested too deeply (more than ${MAX_EXPR_DEPTH} parentheses)`;
       s = s.slice(1);
       const e = sum();
+      if (typeof e === "string") return e;
+      depth--;
       skip();
       if (s[0] !== ")") return "missing ')'";
       s = s.slice(1);
@@ -194,6 +214,8 @@ export function parseBound(v: unknown): Bound | string {
     return parseBound(`== ${m.value} ± ${m.within}`);
   }
   if (typeof v !== "string") return `expected "<op> <expression>", got ${describeValue(v)}`;
+  const long = tooLong(v);
+  if (long) return long;
   const m =
     /^\s*(<=|>=|==|<|>)?\s*(.*?)\s*(?:±\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%|us|µs|ms|min|h|s)?)?\s*$/
       .exec(v);
@@ -203,7 +225,7 @@ export function parseBound(v: unknown): Bound | string {
     return `expected "<op> <expression>" with op one of < <= > >= ==, got ${describeValue(v)}`;
   }
   const rhs = parseExpr(m[2]);
-  if (typeof rhs === "string") return `${rhs} in ${describeValue(v)}`;
+  if (typeof rhs === "string") return rhs.startsWith("expression ") ? rhs : `${rhs} in ${describeValue(v)}`;
   if (m[3] !== undefined && op !== "==") return "a ± tolerance goes with ==";
   const tolerance = m[3] !== undefined
     ? {
