@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { InputError } from "../core/config/errors.ts";
 import { loadConfig, readYaml } from "../core/config/load.ts";
 import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
-import { compareBaseline, loadScenario, runScenario } from "../core/scenario/mod.ts";
+import { compareBaseline, loadScenario, parseBound, runScenario } from "../core/scenario/mod.ts";
 import { fileIn } from "../core/scenario/scenario.ts";
 import { COMMON_OK, INSTANCE_OK, memoryFs } from "./_helpers.ts";
 
@@ -189,6 +189,22 @@ Deno.test("finding 11: messages quote at most 80 characters of user content, con
     () =>
       loadConfig(["i.yaml"], "c.yaml", memoryFs({ "i.yaml": `${INSTANCE_OK}    ${key}: 1\n`, "c.yaml": COMMON_OK })),
     `i.yaml:6:5: instance_groups[0].${"k".repeat(80)}…: unknown key '${"k".repeat(80)}…'`,
+  );
+});
+
+Deno.test("finding 12: a negative tolerance is an error", () => {
+  assert.equal(parseBound("== 100 ± -5%"), "a tolerance cannot be negative, got -5%");
+  assert.equal(parseBound("== 100 ± -2ms"), "a tolerance cannot be negative, got -2ms");
+  assert.deepEqual(parseBound("== 100 ± 5%"), {
+    op: "==",
+    rhs: { kind: "num", value: 100 },
+    tolerance: { amount: 0.05, relative: true },
+    text: "== 100 ± 5%",
+  });
+  const fs = memoryFs({ "s.yaml": `${SCENARIO_HEAD}expect:\n  total_requests: "== 50 ± -5%"\n` });
+  throwsInput(
+    () => loadScenario("s.yaml", fs),
+    "s.yaml:4:19: expect.total_requests: a tolerance cannot be negative, got -5%",
   );
 });
 

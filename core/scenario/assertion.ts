@@ -227,6 +227,7 @@ export function parseBound(v: unknown): Bound | string {
   const rhs = parseExpr(m[2]);
   if (typeof rhs === "string") return rhs.startsWith("expression ") ? rhs : `${rhs} in ${describeValue(v)}`;
   if (m[3] !== undefined && op !== "==") return "a ± tolerance goes with ==";
+  if (m[3] !== undefined && Number(m[3]) < 0) return `a tolerance cannot be negative, got ${m[3]}${m[4] ?? ""}`;
   const tolerance = m[3] !== undefined
     ? {
       amount: m[4] === "%" ? Number(m[3]) / 100 : Number((Number(m[3]) * (m[4] ? TIME[m[4]] : 1)).toPrecision(15)),
