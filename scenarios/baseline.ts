@@ -5,19 +5,31 @@
  *
  * @module
  */
+import { InputError } from "../core/config/errors.ts";
 import { formatBaseline, loadScenario, runScenario } from "../core/scenario/mod.ts";
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { fileIn } from "../core/scenario/scenario.ts";
 import { scenarioFiles } from "./_files.ts";
 
 const files = Deno.args.length ? Deno.args : scenarioFiles();
 for (const file of files) {
-  const s = loadScenario(file);
+  let s;
+  try {
+    s = loadScenario(file);
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    console.error(e.message);
+    Deno.exit(2);
+  }
   if (!s.baseline) {
     if (Deno.args.length) console.error(`${file}: no 'baseline:' in this scenario, nothing written`);
     continue;
   }
   const r = runScenario({ ...s, baseline: undefined });
-  Deno.mkdirSync(dirname(s.baseline.file), { recursive: true });
-  Deno.writeTextFileSync(s.baseline.file, formatBaseline(r.snapshot));
-  console.log(`wrote ${s.baseline.file} (${Object.keys(r.snapshot).length} metrics)`);
+  // The name is checked when the scenario is loaded; the path must still stay in __baselines__.
+  const out = fileIn(join(dirname(s.file), "__baselines__"), basename(s.baseline.file));
+  if (out !== s.baseline.file) throw new Error(`refusing to write ${s.baseline.file}: not in ${dirname(out)}`);
+  Deno.mkdirSync(dirname(out), { recursive: true });
+  Deno.writeTextFileSync(out, formatBaseline(r.snapshot));
+  console.log(`wrote ${out} (${Object.keys(r.snapshot).length} metrics)`);
 }

@@ -14,6 +14,7 @@
  */
 import { InputError } from "../core/config/errors.ts";
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
+import { fileIn } from "../core/scenario/scenario.ts";
 import { relative, scenarioFiles } from "./_files.ts";
 import { runJson } from "../core/run.ts";
 import type { RunOutput } from "../core/run.ts";
@@ -56,7 +57,7 @@ for (const file of files) {
     line = [`${r.pass ? "PASS" : "FAIL"}  ${s.name}  ${sweep}${answer}  (${wall.toFixed(2)} s)`, ...formatSweepRows(r)]
       .join("\n");
     if (jsonDir) {
-      const file = (run: string) => `${jsonDir}/${s.name}${run ? `.${run.replace(/[^\w.=-]+/g, "_")}` : ""}.json`;
+      const file = (run: string) => fileIn(jsonDir, `${s.name}${run ? `.${run.replace(/[^\w.=-]+/g, "_")}` : ""}.json`);
       const write = (run: string, outs: readonly RunOutput[]) =>
         outs.forEach((out, k) =>
           Deno.writeTextFileSync(
@@ -67,7 +68,7 @@ for (const file of files) {
       if (s.sweep) {
         const axes = s.sweep.axes;
         for (const p of r.points) write(axes.map((ax, i) => `${ax.key}=${p.values[i]}`).join(","), p.outputs);
-        Deno.writeTextFileSync(`${jsonDir}/${s.name}.sweep.json`, sweepJson(r));
+        Deno.writeTextFileSync(fileIn(jsonDir, `${s.name}.sweep.json`), sweepJson(r));
       } else {
         for (const [run, outs] of r.seedRuns) write(run, outs);
       }

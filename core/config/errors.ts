@@ -53,11 +53,42 @@ export function formatInputError(loc: SourceLocation, detail: string): string {
   return `${head}:${key} ${detail}`;
 }
 
-/** Renders a value the way a user wrote it in YAML, for "got …" in messages. */
+/** The most characters of user content a message quotes. */
+export const QUOTE_LIMIT = 80;
+
+/** Control, line-separator and bidirectional-override characters, escaped in messages. */
+// deno-lint-ignore no-control-regex -- these are the characters escaped
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+const escapeUnsafe = (s: string) =>
+  s.replace(UNSAFE, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
+/**
+ * User text as a message quotes it: at most `limit` characters (then `…`),
+ * control characters escaped (`\u0001`, `\n`).
+ */
+export function clip(s: string, limit: number = QUOTE_LIMIT): string {
+  const chars = [...s];
+  return chars.length > limit ? `${escapeUnsafe(chars.slice(0, limit).join(""))}…` : escapeUnsafe(s);
+}
+
+/**
+ * A string in double quotes for "got …": at most {@link QUOTE_LIMIT}
+ * characters, escaped as JSON (and bidirectional overrides too); a longer
+ * one is cut, followed by `… (N characters)`.
+ */
+export function quoteString(s: string): string {
+  const chars = [...s];
+  const head = chars.length > QUOTE_LIMIT ? chars.slice(0, QUOTE_LIMIT).join("") : s;
+  const q = escapeUnsafe(JSON.stringify(head));
+  return chars.length > QUOTE_LIMIT ? `${q}… (${chars.length} characters)` : q;
+}
+
+/** Renders a value the way a user wrote it in YAML, for "got …" in messages (long strings cut). */
 export function describeValue(v: unknown): string {
   if (v === undefined) return "nothing";
   if (v === null) return "null";
-  if (typeof v === "string") return JSON.stringify(v);
+  if (typeof v === "string") return quoteString(v);
   if (typeof v === "number") {
     if (Number.isNaN(v)) return ".nan";
     if (v === Infinity) return ".inf";

@@ -13,8 +13,8 @@ import type { HfConfig } from "../model/catalog.ts";
 import { modelSpecFromHf } from "../model/model_spec.ts";
 import type { ModelSpec } from "../model/model_spec.ts";
 import { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
-import { InputError } from "./errors.ts";
-import { CommonFileSchema, IGNORED_MODEL_KEYS, InstanceFileSchema } from "./schema.ts";
+import { clip, InputError } from "./errors.ts";
+import { CommonFileSchema, HfConfigSchema, IGNORED_MODEL_KEYS, InstanceFileSchema } from "./schema.ts";
 import type { CommonFile, InstanceGroupConfig, TraceLoadGen } from "./types.ts";
 import { isTraceError, parseCsvLine, parseJsonLine, splitCsv } from "../workload/trace.ts";
 import type { TraceFieldError, TraceRecord } from "../workload/trace.ts";
@@ -231,14 +231,15 @@ const looksLikePath = (s: string) => /^(\.{1,2}[\\/]|[\\/]|~)|\.(ya?ml|json)$/i.
 function resolveModel(common: CommonFile, src: YamlSource, fs: FileSystem): ModelSpec {
   const at: PathPart[] = ["model_config", "name"];
   const name = common.model_config.name;
-  const id = MODEL_ALIASES[name] ?? name;
-  const known = MODEL_CATALOG[id];
+  // Own properties only: a name such as 'constructor' is no catalog entry.
+  const id = Object.hasOwn(MODEL_ALIASES, name) ? MODEL_ALIASES[name] : name;
+  const known = Object.hasOwn(MODEL_CATALOG, id) ? MODEL_CATALOG[id] : undefined;
   if (known) return modelSpecFromHf(name, known, (f, d) => src.fail(at, `catalog entry ${f}: ${d}`));
   // An HF id has a slash too: only an explicit path, or a folder that exists, is read from disk.
   if (!looksLikePath(name) && !fs.isDirectory(resolveFrom(src.file, name))) {
     const near = closest(name, Object.keys(MODEL_CATALOG));
     const hint = near ? `; did you mean '${near}'?` : " (not in the catalog; give a path to a config.json for others)";
-    return src.fail(at, `unknown model '${name}'${hint}`);
+    return src.fail(at, `unknown model '${clip(name)}'${hint}`);
   }
   let file = resolveFrom(src.file, name);
   if (fs.isDirectory(file)) file = join(file, "config.json");
@@ -254,19 +255,20 @@ function resolveModel(common: CommonFile, src: YamlSource, fs: FileSystem): Mode
   if (cfgSrc.data === null || typeof cfgSrc.data !== "object" || Array.isArray(cfgSrc.data)) {
     cfgSrc.fail([], "expected a JSON object (a Hugging Face config.json)");
   }
+  validate(cfgSrc, HfConfigSchema);
   return modelSpecFromHf(name, cfgSrc.data as HfConfig, (f, d) => cfgSrc.fail([f], d));
 }
 
 function resolveDevice(g: InstanceGroupConfig, src: YamlSource, path: readonly PathPart[], fs: FileSystem): DeviceSpec {
   const at = [...path, "device_type"];
-  const known = DEVICE_CATALOG[g.device_type];
+  const known = Object.hasOwn(DEVICE_CATALOG, g.device_type) ? DEVICE_CATALOG[g.device_type] : undefined;
   if (known) return known;
   if (!looksLikePath(g.device_type)) {
     const near = closest(g.device_type, Object.keys(DEVICE_CATALOG));
     const hint = near
       ? `; did you mean '${near}'?`
       : ` (known: ${Object.keys(DEVICE_CATALOG).join(", ")}; or a path to a device file)`;
-    return src.fail(at, `unknown device '${g.device_type}'${hint}`);
+    return src.fail(at, `unknown device '${clip(g.device_type)}'${hint}`);
   }
   const file = resolveFrom(src.file, g.device_type);
   let devSrc: YamlSource;

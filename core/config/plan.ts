@@ -183,7 +183,7 @@ function layoutOf(g: LoadedGroup, model: ModelSpec, notices: string[]): { layout
 function withHostCosts(d: DeviceSpec, p: ProfiledServing, tp: number): DeviceSpec {
   const record = p.profile?.resolved.record;
   const host = record && hostCostsOf(record, { deviceName: d.name, memoryBytes: d.memoryBytes, tp });
-  if (!host || DEVICE_CATALOG[d.name] !== d) return d;
+  if (!host || !Object.hasOwn(DEVICE_CATALOG, d.name) || DEVICE_CATALOG[d.name] !== d) return d;
   return {
     ...d,
     stepOverhead: host.stepUs * 1e-6,

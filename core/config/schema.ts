@@ -325,3 +325,43 @@ const sameTypes: [
   Same<z.output<typeof CommonFileSchema>, CommonFile>,
 ] = [true, true];
 void sameTypes;
+
+/**
+ * The numeric fields of a Hugging Face `config.json` that the simulator
+ * reads: each, when present (null counts as absent), an integer of the right
+ * sign. Other keys are left alone (a config.json holds many); which fields
+ * a model needs is checked once its family is known.
+ */
+export const HfConfigSchema = z.looseObject({
+  model_type: z.string({ error: (i) => `expected a string, ${got(i)}` }).nullish(),
+  hidden_size: positiveInt().nullish(),
+  num_hidden_layers: positiveInt().nullish(),
+  num_attention_heads: positiveInt().nullish(),
+  num_key_value_heads: positiveInt().nullish(),
+  head_dim: positiveInt().nullish(),
+  intermediate_size: nonNegativeInt().nullish(),
+  vocab_size: positiveInt().nullish(),
+  tie_word_embeddings: bool().nullish(),
+  max_position_embeddings: positiveInt().nullish(),
+  attention_bias: bool().nullish(),
+  num_local_experts: nonNegativeInt().nullish(),
+  num_experts: nonNegativeInt().nullish(),
+  n_routed_experts: nonNegativeInt().nullish(),
+  num_experts_per_tok: positiveInt().nullish(),
+  moe_intermediate_size: nonNegativeInt().nullish(),
+  n_shared_experts: nonNegativeInt().nullish(),
+  shared_expert_intermediate_size: nonNegativeInt().nullish(),
+  first_k_dense_replace: nonNegativeInt().nullish(),
+  n_group: positiveInt().nullish(),
+  topk_group: positiveInt().nullish(),
+  q_lora_rank: nonNegativeInt().nullish(),
+  kv_lora_rank: nonNegativeInt().nullish(),
+  qk_nope_head_dim: nonNegativeInt().nullish(),
+  qk_rope_head_dim: nonNegativeInt().nullish(),
+  v_head_dim: nonNegativeInt().nullish(),
+  num_nextn_predict_layers: nonNegativeInt().nullish(),
+}, {
+  error: (
+    i,
+  ) => (i.code === "invalid_type" ? `expected a JSON object (a Hugging Face config.json), ${got(i)}` : undefined),
+});

@@ -5,20 +5,23 @@
  *
  * @module
  */
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit } from "yaml";
 import type { Document, Node } from "yaml";
-import { InputError } from "./errors.ts";
+import { clip, InputError } from "./errors.ts";
 import type { SourceLocation } from "./errors.ts";
 
 /** One path step: a mapping key or a list index. */
 export type PathPart = string | number;
 
-/** Joins a path as the contract prints it: `instance_groups[0].parallel_config.tp_size`. */
+/**
+ * Joins a path as the contract prints it: `instance_groups[0].parallel_config.tp_size`
+ * (a key longer than 80 characters cut, control characters escaped).
+ */
 export function keyPathString(path: readonly PathPart[]): string {
   let out = "";
   for (const p of path) {
     if (typeof p === "number") out += `[${p}]`;
-    else out += out === "" ? p : `.${p}`;
+    else out += out === "" ? clip(p) : `.${clip(p)}`;
   }
   return out;
 }
@@ -33,17 +36,54 @@ export interface Override {
   readonly location: SourceLocation;
 }
 
-function setPath(data: unknown, path: readonly PathPart[], value: unknown): unknown {
+const setOwn = (o: Record<string | number, unknown>, k: PathPart, v: unknown) =>
+  Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+
+/**
+ * Sets the override's value in `data` (a copy). A list index may name an
+ * item or the next one (to append); one further on is an error at the
+ * override, before any list is grown.
+ */
+function setPath(data: unknown, o: Override, value: unknown): unknown {
+  const path = o.path;
   if (path.length === 0) return value;
   const root = (data !== null && typeof data === "object" ? data : {}) as Record<string | number, unknown>;
   let node = root;
-  for (let i = 0; i < path.length - 1; i++) {
-    const next = node[path[i]];
-    if (next === null || typeof next !== "object") node[path[i]] = {};
-    node = node[path[i]] as Record<string | number, unknown>;
+  for (let i = 0; i < path.length; i++) {
+    const part = path[i];
+    if (typeof part === "number" && Array.isArray(node) && part > node.length) {
+      const n = node.length;
+      const list = keyPathString(path.slice(0, i)) || "the list";
+      const items = n === 0
+        ? "it is empty: [0] appends"
+        : `${n} item${n === 1 ? "" : "s"}: [${n === 1 ? 0 : `0]…[${n - 1}`}], or [${n}] to append`;
+      throw new InputError(
+        { ...o.location, keyPath: keyPathString(path) },
+        `index ${part} is past the end of ${list} (${items})`,
+      );
+    }
+    if (i === path.length - 1) break;
+    // Own properties only: a key such as '__proto__' or 'constructor' is a plain (unknown) key.
+    let next = Object.hasOwn(node, part) ? node[part] : undefined;
+    if (next === null || typeof next !== "object") setOwn(node, part, next = {});
+    node = next as Record<string | number, unknown>;
   }
-  node[path[path.length - 1]] = value;
+  setOwn(node, path[path.length - 1], value);
   return root;
+}
+
+/** Alias expansions a file may make (a guard against "billion laughs" files). */
+const MAX_ALIAS_COUNT = 100;
+
+function hasAlias(node: Node): boolean {
+  let found = false;
+  visit(node, {
+    Alias: () => {
+      found = true;
+      return visit.BREAK;
+    },
+  });
+  return found;
 }
 
 const isPrefix = (a: readonly PathPart[], b: readonly PathPart[]) =>
@@ -75,7 +115,7 @@ export class YamlSource {
     if (view) {
       this.#base = view;
       let data = structuredClone(view.source.#valueAt(view.prefix));
-      for (const o of view.overrides) data = setPath(data, o.path, structuredClone(o.value));
+      for (const o of view.overrides) data = setPath(data, o, structuredClone(o.value));
       this.data = data;
       return;
     }
@@ -91,10 +131,46 @@ export class YamlSource {
       const first = err.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "");
       throw new InputError(
         { file, line: pos.line, col: pos.col },
-        `YAML syntax error: ${first.replace(/\.$/, "")}`,
+        `YAML syntax error: ${clip(first.replace(/\.$/, ""), 200)}`,
       );
     }
-    this.data = this.#doc.toJS({ maxAliasCount: 100 });
+    try {
+      this.data = this.#doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (e) {
+      if (!(e instanceof ReferenceError)) throw e;
+      throw this.#aliasError(/unresolved alias/i.test(e.message));
+    }
+  }
+
+  /**
+   * The located error for an alias that names no earlier anchor
+   * (`unresolved`), or for too many alias expansions: placed at the first
+   * alias of an anchor that holds aliases itself (what multiplies), else at
+   * the first alias.
+   */
+  #aliasError(unresolved: boolean): InputError {
+    const anchors = new Map<string, Node>();
+    let at: Node | undefined;
+    let first: Node | undefined;
+    visit(this.#doc, (_key, node) => {
+      if (isAlias(node)) {
+        const target = anchors.get(node.source);
+        first ??= node;
+        const nested = target !== undefined && !unresolved && hasAlias(target);
+        if ((unresolved && target === undefined) || nested) {
+          at = node;
+          return visit.BREAK;
+        }
+      } else if (node && typeof node === "object" && "anchor" in node && typeof node.anchor === "string") {
+        anchors.set(node.anchor, node as Node);
+      }
+    });
+    const node = at ?? first;
+    const lp = this.#lines.linePos(node?.range?.[0] ?? 0);
+    const detail = unresolved
+      ? `unresolved alias '*${clip(isAlias(node) ? node.source : "")}' (the anchor must be set before the alias)`
+      : `too many alias expansions (at most ${MAX_ALIAS_COUNT})`;
+    return new InputError({ file: this.file, line: lp.line, col: lp.col }, `YAML alias error: ${detail}`);
   }
 
   /**
@@ -107,6 +183,11 @@ export class YamlSource {
       const { source, prefix, overrides } = this.#base;
       for (let i = overrides.length - 1; i >= 0; i--) {
         if (isPrefix(overrides[i].path, path)) return { ...overrides[i].location, keyPath: keyPathString(path) };
+      }
+      // A key that only an override's path brought in (load_gen.typo.x) is at that override.
+      if (source.#valueAt([...prefix, ...path]) === undefined) {
+        const o = overrides.findLast((o) => isPrefix(path, o.path));
+        if (o) return { ...o.location, keyPath: keyPathString(path) };
       }
       return { ...source.locate([...prefix, ...path], keyOnly), keyPath: keyPathString(path) };
     }
@@ -140,7 +221,7 @@ export class YamlSource {
   #valueAt(path: readonly PathPart[]): unknown {
     let v = this.data;
     for (const p of path) {
-      if (v === null || typeof v !== "object") return undefined;
+      if (v === null || typeof v !== "object" || !Object.hasOwn(v, p)) return undefined;
       v = (v as Record<string, unknown>)[p as string];
     }
     return v;

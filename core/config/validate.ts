@@ -6,7 +6,7 @@
  * @module
  */
 import type { z } from "zod";
-import { InputError } from "./errors.ts";
+import { clip, InputError } from "./errors.ts";
 import type { PathPart, YamlSource } from "./source.ts";
 
 /** Levenshtein distance, for "did you mean" suggestions. */
@@ -92,7 +92,7 @@ export function validate<S extends z.ZodType>(src: YamlSource, schema: S): z.out
       const known = knownKeys(schema, path);
       const near = closest(key, known);
       const hint = near ? `; did you mean '${near}'?` : "";
-      return new InputError(src.locate([...path, key], true), `unknown key '${key}'${hint}`);
+      return new InputError(src.locate([...path, key], true), `unknown key '${clip(key)}'${hint}`);
     }
     if (iss.code === "invalid_type" && valueAt(src.data, path) === undefined) {
       const key = path[path.length - 1];

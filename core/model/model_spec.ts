@@ -138,7 +138,7 @@ export function modelSpecFromHf(id: string, cfg: HfConfig, fail: FieldError): Mo
     qkvBias: cfg.attention_bias ?? type === "qwen2",
     qkNorm: type.startsWith("qwen3"),
     tiedEmbeddings: cfg.tie_word_embeddings ?? false,
-    maxPositions: cfg.max_position_embeddings,
+    maxPositions: cfg.max_position_embeddings ?? undefined,
     moe,
     mla,
   };

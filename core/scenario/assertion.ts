@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { clip, describeValue } from "../config/errors.ts";
 import type { MetricUnit } from "./metric_keys.ts";
 
 /** Comparison operators. */
@@ -87,9 +88,26 @@ function literal(text: string): { value: number; unit?: MetricUnit; unitText?: s
   return { value, unit, unitText: u[0].trim(), length: n[0].length + u[0].length };
 }
 
-/** Parses an expression, or returns an error message. */
+/** The longest assertion or expression accepted, in characters. */
+export const MAX_EXPR_LENGTH = 1000;
+/** The deepest nesting of parentheses accepted. */
+export const MAX_EXPR_DEPTH = 32;
+
+const tooLong = (text: string) =>
+  text.length > MAX_EXPR_LENGTH
+    ? `expression too long (${text.length} characters; at most ${MAX_EXPR_LENGTH})`
+    : undefined;
+
+/**
+ * Parses an expression, or returns an error message (also for one longer
+ * than {@link MAX_EXPR_LENGTH} characters or nested deeper than
+ * {@link MAX_EXPR_DEPTH} parentheses).
+ */
 export function parseExpr(text: string): Expr | string {
+  const long = tooLong(text);
+  if (long) return long;
   let s = text.trim();
+  let depth = 0;
   const skip = () => (s = s.trimStart());
   const sum = (): Expr | string => {
     let left = product();
@@ -118,8 +136,11 @@ export function parseExpr(text: string): Expr | string {
   const factor = (): Expr | string => {
     skip();
     if (s[0] === "(") {
+      if (++depth > MAX_EXPR_DEPTH) return `expression nested too deeply (more than ${MAX_EXPR_DEPTH} parentheses)`;
       s = s.slice(1);
       const e = sum();
+      if (typeof e === "string") return e;
+      depth--;
       skip();
       if (s[0] !== ")") return "missing ')'";
       s = s.slice(1);
@@ -137,12 +158,12 @@ export function parseExpr(text: string): Expr | string {
       s = s.slice(r[0].length).replace(/^\.$/, "");
       return { kind: "ref", name: r[0].replace(/\.$/, "") };
     }
-    return s === "" ? "expected a number or a metric" : `unexpected '${s[0]}'`;
+    return s === "" ? "expected a number or a metric" : `unexpected '${clip(s[0])}'`;
   };
   const e = sum();
   if (typeof e === "string") return e;
   skip();
-  return s === "" ? e : `unexpected '${s}'`;
+  return s === "" ? e : `unexpected '${clip(s)}'`;
 }
 
 /** The metric names an expression reads. */
@@ -192,18 +213,21 @@ export function parseBound(v: unknown): Bound | string {
     if (keys !== "value,within" || typeof m.value !== "number") return "expected {value: <number>, within: <n>%|<n>}";
     return parseBound(`== ${m.value} ± ${m.within}`);
   }
-  if (typeof v !== "string") return `expected "<op> <expression>", got ${JSON.stringify(v)}`;
+  if (typeof v !== "string") return `expected "<op> <expression>", got ${describeValue(v)}`;
+  const long = tooLong(v);
+  if (long) return long;
   const m =
     /^\s*(<=|>=|==|<|>)?\s*(.*?)\s*(?:±\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%|us|µs|ms|min|h|s)?)?\s*$/
       .exec(v);
-  if (!m || m[2] === "") return `expected "<op> <expression>" with op one of < <= > >= ==, got ${JSON.stringify(v)}`;
+  if (!m || m[2] === "") return `expected "<op> <expression>" with op one of < <= > >= ==, got ${describeValue(v)}`;
   const op = (m[1] ?? "==") as Operator;
   if (!m[1] && !literal(m[2])) {
-    return `expected "<op> <expression>" with op one of < <= > >= ==, got ${JSON.stringify(v)}`;
+    return `expected "<op> <expression>" with op one of < <= > >= ==, got ${describeValue(v)}`;
   }
   const rhs = parseExpr(m[2]);
-  if (typeof rhs === "string") return `${rhs} in ${JSON.stringify(v)}`;
+  if (typeof rhs === "string") return rhs.startsWith("expression ") ? rhs : `${rhs} in ${describeValue(v)}`;
   if (m[3] !== undefined && op !== "==") return "a ± tolerance goes with ==";
+  if (m[3] !== undefined && Number(m[3]) < 0) return `a tolerance cannot be negative, got ${m[3]}${m[4] ?? ""}`;
   const tolerance = m[3] !== undefined
     ? {
       amount: m[4] === "%" ? Number(m[3]) / 100 : Number((Number(m[3]) * (m[4] ? TIME[m[4]] : 1)).toPrecision(15)),

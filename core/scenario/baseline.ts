@@ -131,8 +131,9 @@ export function compareBaseline(
     .sort();
   for (const k of keys) {
     const metric = baselineMetric(k);
-    const b = stored[k] ?? NaN;
-    const n = now[k] ?? NaN;
+    // Own properties only: a stored key such as 'constructor' is a metric like any other.
+    const b = (Object.hasOwn(stored, k) ? stored[k] : undefined) ?? NaN;
+    const n = Object.hasOwn(now, k) ? now[k] : NaN;
     const tol = (metric && spec.tolerances.get(metric.name)) ?? spec.tolerance;
     const checked: Checked = spec.strict || !metric || metric.better === "none"
       ? "both"

@@ -8,6 +8,7 @@
  */
 import { dirname, join } from "node:path";
 import { z } from "zod";
+import { clip, describeValue } from "../config/errors.ts";
 import type { SourceLocation } from "../config/errors.ts";
 import { readYaml, resolveFrom } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
@@ -38,6 +39,10 @@ const overrides = () =>
 const assertions = (what: string) =>
   z.record(z.string(), z.unknown(), { error: 'expected a mapping of metric: "<op> <expression>"' }).describe(what);
 
+/** A scenario name: it names files (baselines, `--json-dir` documents), so a plain file name. */
+const SCENARIO_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$/;
+const NAME_RULE = "expected a name of letters, digits, '.', '_' and '-', not starting with '.', at most 100 characters";
+
 /** One variant of a scenario: other files, inline blocks or overrides. */
 export const VariantSchema = mapping({
   description: z.string().optional(),
@@ -50,7 +55,10 @@ export const VariantSchema = mapping({
 
 /** Schema of a scenario file. */
 export const ScenarioFileSchema = mapping({
-  name: z.string().min(1).optional().describe("Name in reports; default: the file name"),
+  name: z.string({ error: (i) => `${NAME_RULE}, got ${describeValue(i.input)}` })
+    .regex(SCENARIO_NAME, { error: (i) => `${NAME_RULE}, got ${describeValue(i.input)}` })
+    .optional()
+    .describe("Name in reports and in the files written for it (baselines); default: the file name"),
   description: z.string().optional().describe("What the scenario checks"),
   tags: z.array(z.string()).optional().describe("Labels to select scenarios by (deno task check --tag T)"),
   instance_config: paths().optional().describe("Instance file(s), relative to this file"),
@@ -274,6 +282,20 @@ export const MAX_RATE_MEETING = "max_rate_meeting" as const;
 /** The derived metric of sweeps: the smallest swept value meeting the `min_value_meeting` SLOs. */
 export const MIN_VALUE_MEETING = "min_value_meeting" as const;
 
+/**
+ * The path of file `name` directly inside `dir`: for the files written by
+ * scenario name (baselines, `--json-dir` documents).
+ *
+ * @throws {Error} when `name` is not a plain file name (a separator, `..`,
+ * or empty), so that nothing is ever written outside `dir`
+ */
+export function fileIn(dir: string, name: string): string {
+  if (!/^[^\\/\0]+$/.test(name) || name === "." || name === "..") {
+    throw new Error(`refusing to write '${clip(name)}' outside ${clip(dir)}: not a plain file name`);
+  }
+  return join(dir, name);
+}
+
 /** Parses `load_gen.request_rate` or `instance_groups[0].num_instances` into a path. */
 export function parseKeyPath(key: string): PathPart[] | undefined {
   const out: PathPart[] = [];
@@ -307,7 +329,7 @@ function metricAt(src: YamlSource, at: PathPart[], key: string, keyOnly: boolean
   const metric = resolveMetric(key);
   if (!metric) {
     const near = closest(key, METRIC_KEY_NAMES);
-    src.fail(at, `unknown metric '${key}'${near ? `; did you mean '${near}'?` : ""}`, keyOnly);
+    src.fail(at, `unknown metric '${clip(key)}'${near ? `; did you mean '${near}'?` : ""}`, keyOnly);
   }
   return metric;
 }
@@ -337,7 +359,7 @@ function parseAssertions(
     const mismatch = derived ? undefined : unitMismatch(bound.rhs, metric.unit);
     if (mismatch) src.fail([at, key], mismatch);
     for (const ref of exprRefs(bound.rhs)) {
-      if (!refOk(ref)) src.fail([at, key], `unknown metric '${ref}' in the expression`);
+      if (!refOk(ref)) src.fail([at, key], `unknown metric '${clip(ref)}' in the expression`);
     }
     return { key, variant, metric, bound, location: src.locate([at, key], true) };
   });
@@ -367,14 +389,15 @@ function goodputSlos(
       if (v === undefined) continue;
       const e = typeof v === "number" ? { kind: "num" as const, value: v } : parseExpr(v);
       if (typeof e === "string" || e.kind !== "num" || (e.unit && e.unit !== "s") || !(e.value > 0)) {
-        src.fail(["goodput", k], `expected a positive time such as 0.5 or "500ms", got ${JSON.stringify(v)}`);
+        src.fail(["goodput", k], `expected a positive time such as 0.5 or "500ms", got ${describeValue(v)}`);
       }
       out[k] = e.value;
     }
     return out;
   }
   for (const a of assertions) {
-    const slo = a.metric.gated ? GOODPUT_COLUMNS[a.metric.name.replace(/\.[^(]*$/, "")] : undefined;
+    const column = a.metric.name.replace(/\.[^(]*$/, "");
+    const slo = a.metric.gated && Object.hasOwn(GOODPUT_COLUMNS, column) ? GOODPUT_COLUMNS[column] : undefined;
     if (!slo || a.variant || (a.bound.op !== "<" && a.bound.op !== "<=") || a.bound.rhs.kind !== "num") continue;
     out[slo] = Math.max(out[slo] ?? 0, a.bound.rhs.value);
   }
@@ -482,6 +505,9 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
   if (s.expect_per_point && !sweep) src.fail(["expect_per_point"], "expect_per_point needs a sweep");
   const stem = file.replace(/^.*[\\/]/, "").replace(/\.ya?ml$/i, "");
   const name = s.name ?? stem;
+  if (!SCENARIO_NAME.test(name)) {
+    src.fail([], `the file name makes no scenario name (${NAME_RULE}, got ${describeValue(stem)}): give 'name:'`);
+  }
   const b = typeof s.baseline === "object" ? s.baseline : {};
   const baseline: BaselineSpec | undefined = s.baseline
     ? {
@@ -494,7 +520,7 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
       ),
       strict: b.strict ?? false,
       minMax: b.min_max ?? false,
-      file: join(dirname(file), "__baselines__", `${name}.json`),
+      file: fileIn(join(dirname(file), "__baselines__"), `${name}.json`),
     }
     : undefined;
   const firstConfig = base ?? variants.values().next().value!;
