@@ -5,6 +5,13 @@
 import assert from "node:assert/strict";
 import { COMMON_OK, INSTANCE_OK, ROOT, runCli, runDeno, writeTemp } from "./_helpers.ts";
 import { outputDirProblem, outputFileProblem } from "../cli_output.ts";
+import { InputError } from "../core/config/errors.ts";
+import { diagnostics, runFiles, runJson } from "../core/run.ts";
+import { formatSummaryTable } from "../core/report/table.ts";
+import { formatExtSection } from "../core/report/ext_table.ts";
+import { poolStats } from "../core/metrics/groups.ts";
+import type { EngineStats } from "../core/engine/types.ts";
+import { memoryFs } from "./_helpers.ts";
 
 // ---- Finding 2: output paths are checked before the run, write errors are exit 2 ----
 
@@ -59,3 +66,201 @@ Deno.test("cli: a bad output path is exit 2 before the run; a write error after 
     assert.equal(full.stderr, "servingcast: --output_json: cannot write /dev/full: no space left on device\n");
   }
 });
+
+// ---- Findings 5 and 6: extreme values are bounded, undefined statistics print as "-" / null ----
+
+/** The message of the InputError a run of these files throws (or "" when it runs). */
+function runError(common: string, instance = INSTANCE_OK, extra: Record<string, string> = {}): string {
+  try {
+    runFiles(["i.yaml"], "c.yaml", { fs: memoryFs({ "i.yaml": instance, "c.yaml": common, ...extra }) });
+    return "";
+  } catch (e) {
+    if (e instanceof InputError) return e.message;
+    throw e;
+  }
+}
+
+const withLoad = (lines: string) => COMMON_OK.replace("  request_rate: 10.0\n", lines);
+
+Deno.test("extreme rates: an arrival span beyond limits.max_arrival_seconds is a located exit-2 error", () => {
+  assert.equal(
+    runError(withLoad("  request_rate: 5e-324\n")),
+    "c.yaml:9:17: load_gen.request_rate: the arrivals of 50 requests would span ∞ s, more than limits.max_arrival_seconds (1e9 s; simulated times are integer µs, exact up to about 285 years)",
+  );
+  assert.equal(
+    runError(withLoad("  request_rate: 1.0e-13\n")),
+    "c.yaml:9:17: load_gen.request_rate: the arrivals of 50 requests would span 490000000000000 s, more than limits.max_arrival_seconds (1e9 s; simulated times are integer µs, exact up to about 285 years)",
+  );
+  // A lower limit (as a test can set it) is named as written.
+  assert.equal(
+    runError(withLoad("  request_rate: 1.0\n") + "limits:\n  max_arrival_seconds: 10\n"),
+    "c.yaml:9:17: load_gen.request_rate: the arrivals of 50 requests would span 49 s, more than limits.max_arrival_seconds (10 s; simulated times are integer µs, exact up to about 285 years)",
+  );
+  assert.equal(
+    runError(COMMON_OK + "limits:\n  max_arrival_seconds: 2e9\n"),
+    "c.yaml:15:24: limits.max_arrival_seconds: expected a positive number of seconds ≤ 1e9, got 2000000000",
+  );
+});
+
+Deno.test("extreme rates: trace timestamps spanning more than the limit fail at their line", () => {
+  const trace = '{"timestamp": 0, "input_length": 10, "output_length": 5}\n' +
+    '{"timestamp": 1e20, "input_length": 10, "output_length": 5}\n';
+  const common = COMMON_OK.replace(
+    /load_gen:\n( {2}.*\n)+/,
+    "load_gen:\n  load_gen_type: trace\n  trace_path: t.jsonl\n",
+  );
+  assert.equal(
+    runError(common, INSTANCE_OK, { "t.jsonl": trace }),
+    "t.jsonl:2:1: timestamp: 100000000000000000000 ms is 100000000000000000 s after the first line (time_scale 1), more than limits.max_arrival_seconds (1e9 s)",
+  );
+});
+
+Deno.test("arrival_cv is bounded to [0.001, 1000] instead of printing NaN", () => {
+  assert.equal(
+    runError(withLoad("  request_rate: 10.0\n  arrival_process: gamma\n  arrival_cv: 1e-200\n")),
+    "c.yaml:11:15: load_gen.arrival_cv: expected a number in [0.001, 1000], got 1e-200",
+  );
+  // The bounds themselves run, and print numbers.
+  for (const cv of ["0.001", "1000"]) {
+    const out = runFiles(["i.yaml"], "c.yaml", {
+      fs: memoryFs({
+        "i.yaml": INSTANCE_OK,
+        "c.yaml": withLoad(`  request_rate: 10.0\n  arrival_process: gamma\n  arrival_cv: ${cv}\n`),
+      }),
+    });
+    assert.ok(!formatSummaryTable(out.summary).includes("NaN"), cv);
+    assert.ok(Number.isFinite(out.summary.perMetric["E2E_TIME(s)"].MAX), cv);
+  }
+});
+
+Deno.test("an undefined statistic prints '-' in the table and null in the JSON", () => {
+  const out = runFiles(["i.yaml"], "c.yaml", {
+    fs: memoryFs({
+      "i.yaml": INSTANCE_OK,
+      "c.yaml": COMMON_OK.replace("num_output_tokens: 64", "num_output_tokens: 1"),
+    }),
+  });
+  const table = formatSummaryTable(out.summary).split("\n");
+  assert.equal(
+    table[1],
+    "AVERAGE        0.016    0.016        -         512.0            1.0                               -",
+  );
+  const doc = JSON.parse(runJson(out));
+  assert.equal(doc.per_metric_summary["TPOT(s)"].P99, null);
+  assert.equal(doc.per_metric_summary["OUTPUT_TOKEN_THROUGHPUT(tok/s)"].AVERAGE, null);
+});
+
+Deno.test("every request unservable: the table is '-', one warning line per reason, no NaN anywhere", () => {
+  const common = `model_config:
+  name: meta-llama/Llama-3.1-8B-Instruct
+  quantize_linear_action: DISABLED
+load_gen:
+  load_gen_type: synthetic
+  num_requests: 3000
+  arrival: {process: poisson, request_rate: 1000}
+  input_tokens: {dist: uniform, min: 20000, max: 200000}
+  output_tokens: {dist: uniform, min: 1, max: 100}
+serving_config:
+  max_concurrency: 16
+  num_kv_blocks: 100
+`;
+  const out = runFiles(["i.yaml"], "c.yaml", { fs: memoryFs({ "i.yaml": INSTANCE_OK, "c.yaml": common }) });
+  assert.deepEqual(out.summary.unservable.map((u) => u.reason), [
+    "prompt + output exceeds the KV cache of an engine (100 blocks of 128 = 12,800 tokens)",
+    "prompt + output exceeds the model's context length (131072 tokens)",
+  ]);
+  const text = formatSummaryTable(out.summary) + formatExtSection(out.summary) + diagnostics(out).join("\n");
+  assert.ok(!/nan/i.test(text), text);
+  assert.equal(
+    formatSummaryTable(out.summary).split("\n")[1],
+    "AVERAGE            -        -        -             -              -                               -",
+  );
+});
+
+Deno.test("limits: requests, instances and engines are located errors naming the limit", () => {
+  assert.equal(
+    runError(COMMON_OK.replace("num_requests: 50", "num_requests: 300000000")),
+    "c.yaml:6:17: load_gen.num_requests: 300000000 requests exceed limits.max_requests (1e8; about 20 bytes each); raise it in the common file's limits",
+  );
+  assert.equal(
+    runError(COMMON_OK + "limits:\n  max_requests: 20\n"),
+    "c.yaml:6:17: load_gen.num_requests: 50 requests exceed limits.max_requests (20; about 20 bytes each); raise it in the common file's limits",
+  );
+  assert.equal(
+    runError(COMMON_OK, INSTANCE_OK.replace("num_instances: 1", "num_instances: 4294967297")),
+    "i.yaml:2:20: instance_groups[0].num_instances: 4294967297 instances in all exceed limits.max_instances (100000); raise it in the common file's limits",
+  );
+  const dp = INSTANCE_OK.replace("num_instances: 1", "num_instances: 3").replace(
+    "num_devices_per_instance: 1",
+    "num_devices_per_instance: 2\n    parallel_config: {tp_size: 1, dp_size: 2}",
+  );
+  assert.equal(
+    runError(COMMON_OK + "limits:\n  max_engines: 5\n", dp),
+    "i.yaml:2:20: instance_groups[0].num_instances: 6 engines in all (instances × dp_size) exceed limits.max_engines (5); raise it in the common file's limits",
+  );
+  const trace = '{"timestamp": 0, "input_length": 10, "output_length": 5}\n'.repeat(4);
+  const common = COMMON_OK.replace(
+    /load_gen:\n( {2}.*\n)+/,
+    "load_gen:\n  load_gen_type: trace\n  trace_path: t.jsonl\n",
+  );
+  assert.equal(
+    runError(common + "limits:\n  max_requests: 3\n", INSTANCE_OK, { "t.jsonl": trace }),
+    "t.jsonl:4:1: (line): more than limits.max_requests (3) requests; replay fewer with load_gen.num_requests or raise the limit in the common file",
+  );
+  // Cut by num_requests, the same trace replays.
+  assert.equal(
+    runError(
+      common.replace("trace_path: t.jsonl", "trace_path: t.jsonl\n  num_requests: 3") + "limits:\n  max_requests: 3\n",
+      INSTANCE_OK,
+      { "t.jsonl": trace },
+    ),
+    "",
+  );
+});
+
+Deno.test("per-group and per-instance statistics stay linear in the engines", () => {
+  const engines = Array.from({ length: 200_000 }, (_, i) => ({
+    ...FAKE_ENGINE,
+    group: i % 2000,
+    instance: Math.floor(i / 2000),
+  }));
+  const t0 = performance.now();
+  const p = poolStats(Array.from({ length: 2000 }, (_, g) => `g${g}`), engines, 1e6);
+  const ms = performance.now() - t0;
+  assert.equal(p.groups.length, 2000);
+  assert.equal(p.instances.length, 200_000);
+  assert.ok(ms < 2000, `${ms.toFixed(0)} ms`);
+});
+
+const FAKE_ENGINE: EngineStats = {
+  label: "e",
+  group: 0,
+  kvBlocks: 100,
+  steps: 10,
+  busy: 0,
+  peakKvBlocks: 5,
+  preemptions: 0,
+  served: 1,
+  batchedSeqs: 10,
+  peakBatch: 1,
+  role: "both",
+  instance: 0,
+  transfers: 0,
+  transferBytes: 0,
+  transferTime: 0,
+  kvWaits: 0,
+  kvWaitTime: 0,
+  cachePromptBlocks: 0,
+  cacheHitBlocks: 0,
+  cachePromptTokens: 0,
+  cacheHitTokens: 0,
+  cacheReferenced: 0,
+  maxSeqs: 256,
+  seqTime: 0,
+  kvTime: 0,
+  flops: 0,
+  hbmBytes: 0,
+  peakFlops: 1e15,
+  peakBandwidth: 3e12,
+  itl: new Map(),
+};

@@ -14,13 +14,14 @@ import { modelSpecFromHf } from "../model/model_spec.ts";
 import type { ModelSpec } from "../model/model_spec.ts";
 import { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
 import { InputError } from "./errors.ts";
-import { CommonFileSchema, IGNORED_MODEL_KEYS, InstanceFileSchema } from "./schema.ts";
-import type { CommonFile, InstanceGroupConfig, TraceLoadGen } from "./types.ts";
+import { CommonFileSchema, DEFAULT_LIMITS, IGNORED_MODEL_KEYS, InstanceFileSchema } from "./schema.ts";
+import type { CommonFile, InstanceGroupConfig, RunLimits, TraceLoadGen } from "./types.ts";
 import { isTraceError, parseCsvLine, parseJsonLine, splitCsv } from "../workload/trace.ts";
 import type { TraceFieldError, TraceRecord } from "../workload/trace.ts";
 import type { PathPart } from "./source.ts";
 import { YamlSource } from "./source.ts";
 import { closest, validate } from "./validate.ts";
+import { showLimit } from "./workload.ts";
 
 /** How files are read; tests pass an in-memory map. */
 export interface FileSystem {
@@ -94,6 +95,7 @@ function* traceRecords(
   csv: boolean,
   limit: number,
   fail?: (line: number, e: TraceFieldError) => never,
+  check?: (r: TraceRecord, n: number, line: number) => void,
 ): Generator<TraceRecord> {
   let header: string[] | undefined;
   let n = 0;
@@ -120,6 +122,7 @@ function* traceRecords(
       fail?.(lineNo, { field: "timestamp", message: `goes back in time (${r.timestamp} after ${prev})` });
     }
     prev = r.timestamp;
+    check?.(r, n, lineNo);
     n++;
     yield r;
   }
@@ -134,6 +137,7 @@ export function loadTrace(
   src: YamlSource,
   lg: TraceLoadGen,
   fs: FileSystem,
+  limits: RunLimits = DEFAULT_LIMITS,
 ): LoadedTrace {
   const file = resolveFrom(src.file, lg.trace_path);
   const csv = (lg.format ?? (/\.csv$/i.test(file) ? "csv" : "jsonl")) === "csv";
@@ -149,8 +153,26 @@ export function loadTrace(
     throw new InputError({ file, line, col: 1, keyPath: e.field }, e.message);
   };
   let count = 0, origin = 0, last = 0, maxInput = 0, maxOutput = 0, sumIn = 0, sumOut = 0;
+  // Bounds as the lines come: request count, and (unless request_rate rescales them) the span of the arrivals.
+  const check = (r: TraceRecord, n: number, line: number) => {
+    if (n >= limits.max_requests) {
+      const limit = showLimit(limits.max_requests);
+      const message =
+        `more than limits.max_requests (${limit}) requests; replay fewer with load_gen.num_requests or raise the limit in the common file`;
+      fail(line, { field: "(line)", message });
+    }
+    const span = n === 0 ? 0 : (r.timestamp - origin) * lg.time_scale / 1000;
+    if (lg.request_rate === undefined && !(span <= limits.max_arrival_seconds)) {
+      const limit = showLimit(limits.max_arrival_seconds);
+      const after = `${Number(span.toPrecision(3))} s after the first line (time_scale ${lg.time_scale})`;
+      fail(line, {
+        field: "timestamp",
+        message: `${r.timestamp} ms is ${after}, more than limits.max_arrival_seconds (${limit} s)`,
+      });
+    }
+  };
   try {
-    for (const r of traceRecords(lines(), csv, limit, fail)) {
+    for (const r of traceRecords(lines(), csv, limit, fail, check)) {
       if (count === 0) origin = r.timestamp;
       last = r.timestamp;
       count++;
@@ -327,6 +349,8 @@ export function loadConfigSources(
     );
   }
   const model = resolveModel(common, commonSource, fs);
-  const trace = common.load_gen.load_gen_type === "trace" ? loadTrace(commonSource, common.load_gen, fs) : undefined;
+  const trace = common.load_gen.load_gen_type === "trace"
+    ? loadTrace(commonSource, common.load_gen, fs, common.limits)
+    : undefined;
   return { groups, common, commonSource, model, notices, trace };
 }
