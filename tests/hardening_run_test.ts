@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { COMMON_OK, INSTANCE_OK, ROOT, runCli, runDeno, writeTemp } from "./_helpers.ts";
 import { outputDirProblem, outputFileProblem } from "../cli_output.ts";
 import { InputError } from "../core/config/errors.ts";
+import { realFileSystem } from "../core/config/load.ts";
 import { diagnostics, runFiles, runJson } from "../core/run.ts";
 import { formatSummaryTable } from "../core/report/table.ts";
 import { formatExtSection } from "../core/report/ext_table.ts";
@@ -264,3 +265,101 @@ const FAKE_ENGINE: EngineStats = {
   peakBandwidth: 3e12,
   itl: new Map(),
 };
+
+// ---- Finding 7: files are read linearly, within size limits, and only when regular ----
+
+const SMALL_READS = { maxFileBytes: 4096, maxStreamBytes: 1 << 20, maxLineChars: 1000 };
+
+/** The message of the InputError a run of real files under `limits` throws. */
+function runFilesError(dir: string, fs = realFileSystem(SMALL_READS)): string {
+  try {
+    runFiles([`${dir}i.yaml`], `${dir}c.yaml`, { fs });
+    return "";
+  } catch (e) {
+    if (e instanceof InputError) return e.message;
+    throw e;
+  }
+}
+
+const TRACE_COMMON = COMMON_OK.replace(
+  /load_gen:\n( {2}.*\n)+/,
+  "load_gen:\n  load_gen_type: trace\n  trace_path: t.jsonl\n",
+);
+
+Deno.test("trace reader: a line over the limit is an error at its line, found in time linear in its length", () => {
+  const line = '{"timestamp": 0, "input_length": 10, "output_length": 5}\n';
+  const dir = writeTemp({
+    "i.yaml": INSTANCE_OK,
+    "c.yaml": TRACE_COMMON,
+    "t.jsonl": line + "[" + "1,".repeat(600) + "1]\n",
+  });
+  assert.equal(
+    runFilesError(dir),
+    `${dir}t.jsonl:2:1: line longer than 1,000 characters (a trace holds one request per line)`,
+  );
+  // A 40 MB single line (a JSON array) read whole: well under a second, where the old reader took quadratic time.
+  const big = Deno.makeTempFileSync({ suffix: ".jsonl" });
+  const chunk = new TextEncoder().encode("1,".repeat(1 << 19));
+  const f = Deno.openSync(big, { write: true });
+  f.writeSync(new TextEncoder().encode("["));
+  for (let i = 0; i < 40; i++) f.writeSync(chunk);
+  f.writeSync(new TextEncoder().encode("1]\n"));
+  f.close();
+  const t0 = performance.now();
+  let n = 0;
+  let chars = 0;
+  for (const l of realFileSystem({ ...SMALL_READS, maxStreamBytes: 1e9, maxLineChars: 1e8 }).lines!(big)) {
+    n++;
+    chars += l.length;
+  }
+  const ms = performance.now() - t0;
+  assert.equal(n, 1);
+  assert.equal(chars, 40 * (1 << 20) + 3);
+  assert.ok(ms < 3000, `${ms.toFixed(0)} ms`);
+});
+
+Deno.test("trace reader: lines split across chunks, CRLF and a missing final newline read as written", () => {
+  const rec = (i: number) => `{"timestamp": ${i}, "input_length": ${10 + (i % 7)}, "output_length": 5}`;
+  const text = Array.from({ length: 30_000 }, (_, i) => rec(i)).join("\r\n"); // > 1 MiB, no final newline
+  const dir = writeTemp({ "t.jsonl": text });
+  const lines = [...realFileSystem().lines!(`${dir}t.jsonl`)];
+  assert.equal(lines.length, 30_000);
+  assert.equal(lines[29_999], rec(29_999));
+  assert.ok(lines.every((l, i) => l === rec(i)));
+});
+
+Deno.test("files over the size limit, FIFOs and devices are refused with a clear message", async () => {
+  const dir = writeTemp({ "i.yaml": INSTANCE_OK, "c.yaml": TRACE_COMMON, "t.jsonl": "x\n".repeat(600_000) });
+  assert.equal(
+    runFilesError(dir),
+    `${dir}c.yaml:6:15: load_gen.trace_path: cannot read ${dir}t.jsonl: file of 1.14 MiB is larger than the limit of 1 MiB`,
+  );
+  Deno.writeTextFileSync(`${dir}c.yaml`, TRACE_COMMON + "# padding\n".repeat(500));
+  assert.equal(
+    runFilesError(dir),
+    `${dir}c.yaml: cannot read: file of ${
+      (TRACE_COMMON.length + 5000).toLocaleString("en-US")
+    } bytes is larger than the limit of 4,096 bytes`,
+  );
+  if (Deno.build.os === "windows") return;
+  Deno.writeTextFileSync(`${dir}c.yaml`, TRACE_COMMON);
+  Deno.removeSync(`${dir}t.jsonl`);
+  const mk = await new Deno.Command("mkfifo", { args: [`${dir}t.jsonl`] }).output();
+  assert.ok(mk.success);
+  assert.equal(
+    runFilesError(dir, realFileSystem()),
+    `${dir}c.yaml:6:15: load_gen.trace_path: cannot read ${dir}t.jsonl: is a FIFO; only regular files are read`,
+  );
+  // A FIFO named as the common file is refused too, before anything blocks on it.
+  assert.equal(
+    (() => {
+      try {
+        runFiles([`${dir}i.yaml`], `${dir}t.jsonl`);
+        return "";
+      } catch (e) {
+        return (e as Error).message;
+      }
+    })(),
+    `${dir}t.jsonl: cannot read: is a FIFO; only regular files are read`,
+  );
+});
