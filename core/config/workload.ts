@@ -64,6 +64,13 @@ function lengthDist(src: YamlSource, path: (string | number)[], d: LengthDistCon
   if ((d.dist === "normal" || d.dist === "lognormal") && d.min !== undefined && d.max !== undefined && d.min > d.max) {
     src.fail(at("max"), `must be ≥ min (${d.min}), got ${d.max}`);
   }
+  // Lengths are tokens: a spread beyond 100 × the mean draws lengths of 0 or beyond any context.
+  if ((d.dist === "normal" || d.dist === "lognormal") && !(d.std <= 100 * d.mean)) {
+    src.fail(at("std"), `expected at most 100 × mean (${100 * d.mean}), got ${d.std}`);
+  }
+  if ((d.dist === "normal" || d.dist === "lognormal") && !(d.mean <= 1e9)) {
+    src.fail(at("mean"), `expected at most 1e9 tokens, got ${d.mean}`);
+  }
   if (d.dist === "bins") {
     d.bins.forEach((b, i) => {
       if (b.min_tokens > b.max_tokens) {
