@@ -78,6 +78,9 @@ function program(): Command {
         if (!Number.isInteger(n) || n < 0) {
           throw new CommanderError(2, "seed", `--seed: expected a non-negative integer, got '${v}'`);
         }
+        if (n >= 2 ** 32) {
+          throw new CommanderError(2, "seed", `--seed: expected an integer below 2^32 (4294967296), got '${v}'`);
+        }
         return n;
       }),
     )

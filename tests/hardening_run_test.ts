@@ -363,3 +363,78 @@ Deno.test("files over the size limit, FIFOs and devices are refused with a clear
     `${dir}t.jsonl: cannot read: is a FIFO; only regular files are read`,
   );
 });
+
+// ---- Finding 9 (part): device and length inputs that made a step infinite or stalled the run ----
+
+Deno.test("device file values and length spreads are bounded in their schemas", () => {
+  const device = "memory_gib: 80\nhbm_bandwidth_tb_s: 3.35\ntflops: {bf16: 989}\nstep_overhead_us: 1e16\n";
+  assert.equal(
+    runError(COMMON_OK, INSTANCE_OK.replace("H100_SXM_80G", "./d.yaml"), { "d.yaml": device }),
+    "d.yaml:4:19: step_overhead_us: expected microseconds in [0, 1e7], got 10000000000000000",
+  );
+  assert.equal(
+    runError(COMMON_OK, INSTANCE_OK.replace("H100_SXM_80G", "./d.yaml"), {
+      "d.yaml": device.replace("step_overhead_us: 1e16\n", "").replace("bf16: 989", "bf16: 1e-300"),
+    }),
+    "d.yaml:3:16: tflops.bf16: expected a number in [0.001, 1e6], got 1e-300",
+  );
+  const lognormal = `model_config:
+  name: meta-llama/Llama-3.1-8B-Instruct
+  quantize_linear_action: DISABLED
+load_gen:
+  load_gen_type: synthetic
+  num_requests: 10
+  arrival: {process: poisson, request_rate: 10}
+  input_tokens: {dist: lognormal, mean: 100, std: 1e308}
+  output_tokens: {dist: fixed, value: 10}
+`;
+  assert.equal(
+    runError(lognormal),
+    "c.yaml:8:51: load_gen.input_tokens.std: expected at most 100 × mean (10000), got 1e+308",
+  );
+  assert.equal(
+    runError(lognormal.replace("mean: 100, std: 1e308", "mean: 1e300, std: 1")),
+    "c.yaml:8:41: load_gen.input_tokens.mean: expected at most 1e9 tokens, got 1e+300",
+  );
+});
+
+// ---- Finding 12 (part): trace numbers are numbers, seeds do not wrap ----
+
+Deno.test('the trace parser takes numbers only: true, [100] and "1e1" are errors at their line', () => {
+  const common = COMMON_OK.replace(
+    /load_gen:\n( {2}.*\n)+/,
+    "load_gen:\n  load_gen_type: trace\n  trace_path: t.jsonl\n",
+  );
+  const ok = '{"timestamp": 0, "input_length": 10, "output_length": 5}\n';
+  const cases: [string, string][] = [
+    ['{"timestamp": true, "input_length": 10, "output_length": 5}', "timestamp: expected milliseconds ≥ 0, got true"],
+    [
+      '{"timestamp": 1, "input_length": [100], "output_length": 5}',
+      "input_length: expected a positive integer, got [100]",
+    ],
+    [
+      '{"timestamp": 1, "input_length": 10, "output_length": "1e1"}',
+      'output_length: expected a positive integer, got "1e1"',
+    ],
+  ];
+  for (const [line, message] of cases) {
+    assert.equal(runError(common, INSTANCE_OK, { "t.jsonl": ok + line + "\n" }), `t.jsonl:2:1: ${message}`);
+  }
+  const csv = common.replace("t.jsonl", "t.csv");
+  assert.equal(
+    runError(csv, INSTANCE_OK, { "t.csv": "timestamp,input_length,output_length\n0,10,5\n1,1e1,5\n" }),
+    't.csv:3:1: input_length: expected a positive integer, got "1e1"',
+  );
+  assert.equal(runError(csv, INSTANCE_OK, { "t.csv": "timestamp,input_length,output_length\n0,10,5\n1.5,12,5\n" }), "");
+});
+
+Deno.test("seeds of 2^32 and above are rejected instead of wrapping", async () => {
+  assert.equal(
+    runError(COMMON_OK.replace("  request_rate: 10.0\n", "  request_rate: 10.0\n  seed: 4294967296\n")),
+    "c.yaml:10:9: load_gen.seed: expected an integer below 2^32 (4294967296), got 4294967296",
+  );
+  assert.equal(runError(COMMON_OK.replace("  request_rate: 10.0\n", "  request_rate: 10.0\n  seed: 4294967295\n")), "");
+  const run = await runCli(["--seed", "4294967296"]);
+  assert.equal(run.code, 2);
+  assert.equal(run.stderr, "servingcast: --seed: expected an integer below 2^32 (4294967296), got '4294967296'\n");
+});

@@ -32,6 +32,10 @@ export const nonNegativeNumber = () =>
   z.number({ error: (i) => `expected a non-negative number, ${got(i)}` })
     .nonnegative({ error: (i) => `expected a non-negative number, ${got(i)}` });
 
+/** A seed: a non-negative integer below 2^32 (the generator's seed width; larger seeds would wrap). */
+export const seedInt = () =>
+  nonNegativeInt().max(2 ** 32 - 1, { error: (i) => `expected an integer below 2^32 (4294967296), ${got(i)}` });
+
 /** An efficiency in (0, 1]. */
 export const fraction = () =>
   z.number({ error: (i) => `expected a number in (0, 1], ${got(i)}` })
@@ -183,7 +187,7 @@ export const FixedLengthLoadGenSchema = mapping({
   /** ext: gamma coefficient of variation. */
   arrival_cv: arrivalCv().default(1.0),
   /** ext */
-  seed: nonNegativeInt().default(0),
+  seed: seedInt().default(0),
 });
 
 /** Length distributions (ext). */
@@ -240,7 +244,7 @@ export const RequestClassSchema = mapping({
 export const SyntheticLoadGenSchema = mapping({
   load_gen_type: z.literal("synthetic"),
   num_requests: positiveInt().default(500),
-  seed: nonNegativeInt().default(0),
+  seed: seedInt().default(0),
   arrival: ArrivalSchema.prefault({}),
   input_tokens: LengthDistSchema.optional(),
   output_tokens: LengthDistSchema.optional(),
@@ -258,7 +262,7 @@ export const TraceLoadGenSchema = mapping({
   request_rate: positiveNumber().optional(),
   num_requests: positiveInt().nullable().default(null),
   hash_block_tokens: positiveInt().default(512),
-  seed: nonNegativeInt().default(0),
+  seed: seedInt().default(0),
 });
 
 /** Workload generator types. */
