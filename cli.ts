@@ -18,6 +18,7 @@ import type { GoodputSlos } from "./core/metrics/summary.ts";
 import { formatSummaryTable } from "./core/report/table.ts";
 import { formatChromeTrace, formatRequestCsv } from "./core/report/profile.ts";
 import { formatTraceLine } from "./core/workload/trace.ts";
+import { outputDirProblem, OutputError, outputFileProblem, writeFor } from "./cli_output.ts";
 
 /** The bundled example, used when no file is named. */
 export const EXAMPLE = {
@@ -77,6 +78,9 @@ function program(): Command {
         if (!Number.isInteger(n) || n < 0) {
           throw new CommanderError(2, "seed", `--seed: expected a non-negative integer, got '${v}'`);
         }
+        if (n >= 2 ** 32) {
+          throw new CommanderError(2, "seed", `--seed: expected an integer below 2^32 (4294967296), got '${v}'`);
+        }
         return n;
       }),
     )
@@ -128,8 +132,14 @@ class LineWriter {
   #file: Deno.FsFile;
   #buf: string[] = [];
   #size = 0;
+  #path: string;
   constructor(path: string) {
-    this.#file = Deno.openSync(path, { write: true, create: true, truncate: true });
+    this.#path = path;
+    this.#file = writeFor(
+      "--dump_requests",
+      path,
+      () => Deno.openSync(path, { write: true, create: true, truncate: true }),
+    );
   }
   write(line: string): void {
     this.#buf.push(line);
@@ -138,14 +148,19 @@ class LineWriter {
   flush(): void {
     if (this.#buf.length) {
       const bytes = new TextEncoder().encode(this.#buf.join("\n") + "\n");
-      for (let off = 0; off < bytes.length;) off += this.#file.writeSync(bytes.subarray(off));
+      writeFor("--dump_requests", this.#path, () => {
+        for (let off = 0; off < bytes.length;) off += this.#file.writeSync(bytes.subarray(off));
+      });
     }
     this.#buf = [];
     this.#size = 0;
   }
   close(): void {
-    this.flush();
-    this.#file.close();
+    try {
+      this.flush();
+    } finally {
+      this.#file.close();
+    }
   }
 }
 
@@ -208,6 +223,26 @@ export async function main(args: string[]): Promise<number> {
     );
     return 2;
   }
+  // Output paths are checked before the run: a typo costs no simulation.
+  const badPath = [
+    opts.output_json !== undefined ? outputFileProblem("--output_json", opts.output_json) : undefined,
+    opts.dump_requests !== undefined ? outputFileProblem("--dump_requests", opts.dump_requests) : undefined,
+    opts.enable_profiling ? outputDirProblem("--profiling_output_path", opts.profiling_output_path) : undefined,
+  ].find((x) => x !== undefined);
+  if (badPath) {
+    err(`servingcast: ${badPath}`);
+    return 2;
+  }
+  try {
+    return await runMain(opts);
+  } catch (e) {
+    if (!(e instanceof OutputError)) throw e;
+    err(`servingcast: ${e.message}`);
+    return 2;
+  }
+}
+
+async function runMain(opts: CliOptions): Promise<number> {
   const instances = opts.instance_config_path ?? [EXAMPLE.instance];
   const common = opts.common_config_path ?? EXAMPLE.common;
 
@@ -228,7 +263,7 @@ export async function main(args: string[]): Promise<number> {
     });
   } catch (e) {
     progress.stop();
-    dump?.close();
+    if (!(e instanceof OutputError)) dump?.close();
     if (e instanceof InputError) {
       err(e.message);
       return 2;
@@ -255,9 +290,16 @@ export async function main(args: string[]): Promise<number> {
     ? formatRequestCsv(out.result.requests)
     : formatSummaryTable(out.summary) + formatExtSection(out.summary) + formatGroupTable(pools(out).groups);
   await Deno.stdout.write(encoder.encode(text));
-  if (opts.output_json) Deno.writeTextFileSync(opts.output_json, json());
+  if (opts.output_json) {
+    const path = opts.output_json;
+    writeFor("--output_json", path, () => Deno.writeTextFileSync(path, json()));
+  }
   if (opts.enable_profiling) {
-    const dir = writeProfile(opts.profiling_output_path, out, steps, transfers);
+    const dir = writeFor(
+      "--profiling_output_path",
+      opts.profiling_output_path,
+      () => writeProfile(opts.profiling_output_path, out, steps, transfers),
+    );
     if (!opts.quiet) {
       err(`profiling results written to ${dir}/ (trace.json opens in https://ui.perfetto.dev, requests.csv)`);
     }

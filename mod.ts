@@ -75,6 +75,7 @@ export type {
   ProfileRecord,
   RequestClassConfig,
   ResolvedProfile,
+  RunLimits,
   ServingConfig,
   SimulationPlan,
   SourceLocation,

@@ -24,19 +24,39 @@
  */
 import { z } from "zod";
 import type { DeviceSpec } from "../hardware/device.ts";
-import { fraction, mapping, nonNegativeNumber, positiveInt, positiveNumber } from "./schema.ts";
+import { describeValue } from "./errors.ts";
+import { fraction, mapping, positiveInt } from "./schema.ts";
+
+/**
+ * A number in [min, max] (min > 0 excludes 0 and below): a device file's
+ * values are bounded so that a typo cannot make a step infinite or zero.
+ */
+const within = (min: number, max: number, what = "a number") => {
+  const error = (i: { input?: unknown }) =>
+    `expected ${what} in [${min}, ${max.toExponential().replace("e+", "e")}], got ${describeValue(i.input)}`;
+  return z.number({ error }).min(min, { error }).max(max, { error });
+};
+/** Throughputs and capacities: from 0.001 to 1e6 of the key's unit. */
+const capacity = () => within(0.001, 1e6);
+/** An optional peak (0 = absent). */
+const peak = () =>
+  z.union([z.literal(0), capacity()], {
+    error: (i) => `expected 0 or a number in [0.001, 1e6], got ${describeValue(i.input)}`,
+  });
+/** A latency or overhead: 0 to 10 s, in µs. */
+const micros = () => within(0, 1e7, "microseconds");
 
 /** Schema of a device file; defaults are the catalog's H100 factors. */
 export const DeviceFileSchema = mapping({
   name: z.string().min(1).optional(),
-  memory_gib: positiveNumber(),
-  hbm_bandwidth_tb_s: positiveNumber(),
+  memory_gib: capacity(),
+  hbm_bandwidth_tb_s: capacity(),
   tflops: mapping({
-    bf16: positiveNumber(),
-    fp16: positiveNumber().optional(),
-    fp8: nonNegativeNumber().default(0),
-    int8: nonNegativeNumber().default(0),
-    fp4: nonNegativeNumber().default(0),
+    bf16: capacity(),
+    fp16: capacity().optional(),
+    fp8: peak().default(0),
+    int8: peak().default(0),
+    fp4: peak().default(0),
   }),
   efficiency: mapping({
     matmul: fraction().default(0.8),
@@ -45,16 +65,18 @@ export const DeviceFileSchema = mapping({
     memory: fraction().default(0.9),
     link: fraction().default(0.85),
   }).prefault({}),
-  scale_up_bandwidth_gb_s: positiveNumber().default(450),
-  scale_out_bandwidth_gb_s: positiveNumber().default(50),
-  devices_per_node: positiveInt().default(8),
-  collective_latency_us: nonNegativeNumber().default(10),
-  scale_out_latency_us: nonNegativeNumber().default(20),
-  matmul_op_overhead_us: nonNegativeNumber().default(5),
-  other_op_overhead_us: nonNegativeNumber().default(2),
-  step_overhead_us: nonNegativeNumber().default(500),
-  seq_overhead_us: nonNegativeNumber().default(0),
-  request_overhead_us: nonNegativeNumber().default(0),
+  scale_up_bandwidth_gb_s: capacity().default(450),
+  scale_out_bandwidth_gb_s: capacity().default(50),
+  devices_per_node: positiveInt().max(1e6, {
+    error: (i) => `expected a positive integer ≤ 1e6, got ${describeValue(i.input)}`,
+  }).default(8),
+  collective_latency_us: micros().default(10),
+  scale_out_latency_us: micros().default(20),
+  matmul_op_overhead_us: micros().default(5),
+  other_op_overhead_us: micros().default(2),
+  step_overhead_us: micros().default(500),
+  seq_overhead_us: micros().default(0),
+  request_overhead_us: micros().default(0),
 });
 
 /** A validated device file. */

@@ -14,13 +14,14 @@ import { modelSpecFromHf } from "../model/model_spec.ts";
 import type { ModelSpec } from "../model/model_spec.ts";
 import { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
 import { clip, InputError } from "./errors.ts";
-import { CommonFileSchema, HfConfigSchema, IGNORED_MODEL_KEYS, InstanceFileSchema } from "./schema.ts";
-import type { CommonFile, InstanceGroupConfig, TraceLoadGen } from "./types.ts";
+import { CommonFileSchema, DEFAULT_LIMITS, HfConfigSchema, IGNORED_MODEL_KEYS, InstanceFileSchema } from "./schema.ts";
+import type { CommonFile, InstanceGroupConfig, RunLimits, TraceLoadGen } from "./types.ts";
 import { isTraceError, parseCsvLine, parseJsonLine, splitCsv } from "../workload/trace.ts";
 import type { TraceFieldError, TraceRecord } from "../workload/trace.ts";
 import type { PathPart } from "./source.ts";
 import { YamlSource } from "./source.ts";
 import { closest, validate } from "./validate.ts";
+import { showLimit } from "./workload.ts";
 
 /** How files are read; tests pass an in-memory map. */
 export interface FileSystem {
@@ -32,40 +33,123 @@ export interface FileSystem {
   lines?(path: string): Iterable<string>;
 }
 
-/** Streams a file's lines in 1 MiB chunks: memory stays flat whatever its size. */
-function* fileLines(path: string): Generator<string> {
+/** Size limits of what the real file system reads. */
+export interface ReadLimits {
+  /** Largest file read whole (YAML, config.json, device and result files), bytes. */
+  readonly maxFileBytes: number;
+  /** Largest file read line by line (a trace), bytes. */
+  readonly maxStreamBytes: number;
+  /** Longest line of a file read line by line, characters. */
+  readonly maxLineChars: number;
+}
+
+/** The defaults: 256 MiB files, 64 GiB traces, lines of 16 Mi characters. */
+export const DEFAULT_READ_LIMITS: ReadLimits = {
+  maxFileBytes: 256 * 2 ** 20,
+  maxStreamBytes: 64 * 2 ** 30,
+  maxLineChars: 16 * 2 ** 20,
+};
+
+const mib = (b: number) =>
+  b < 2 ** 20
+    ? `${b.toLocaleString("en-US")} bytes`
+    : `${Number((b / 2 ** 20).toPrecision(3)).toLocaleString("en-US")} MiB`;
+
+/**
+ * The regular file at `path`, or an error saying why it is not read: a
+ * FIFO, device or socket (which could block or never end) or a file above
+ * `maxBytes`. Checked before opening: opening a FIFO blocks.
+ */
+function checkRegular(path: string, maxBytes: number): void {
+  const st = Deno.statSync(path);
+  if (st.isDirectory) throw new Deno.errors.IsADirectory(path);
+  if (!st.isFile) {
+    const kind = st.isFifo ? "a FIFO" : st.isCharDevice || st.isBlockDevice ? "a device" : "not a regular file";
+    throw new Error(`${kind.startsWith("a ") ? `is ${kind}` : kind}; only regular files are read`);
+  }
+  if (st.size > maxBytes) throw new Error(`file of ${mib(st.size)} is larger than the limit of ${mib(maxBytes)}`);
+}
+
+/** Thrown by the line reader for a line over the limit, with its 1-based number. */
+export class LongLineError extends Error {
+  /** The line. */
+  readonly line: number;
+  /**
+   * @param line the line number
+   * @param max the limit, characters
+   */
+  constructor(line: number, max: number) {
+    super(`line longer than ${max.toLocaleString("en-US")} characters (a trace holds one request per line)`);
+    this.name = "LongLineError";
+    this.line = line;
+  }
+}
+
+/**
+ * Streams a file's lines in 1 MiB chunks: time linear in its size, memory
+ * bounded by the longest line (at most `maxLineChars`, else {@link LongLineError}).
+ */
+function* fileLines(path: string, limits: ReadLimits): Generator<string> {
+  checkRegular(path, limits.maxStreamBytes);
   const f = Deno.openSync(path, { read: true });
   try {
     const buf = new Uint8Array(1 << 20);
     const dec = new TextDecoder();
-    let rest = "";
+    let pending: string[] = []; // pieces of the line not yet ended
+    let pendingLen = 0;
+    let lineNo = 0;
+    const take = (piece: string): string => {
+      const line = pending.length ? pending.join("") + piece : piece;
+      pending = [];
+      pendingLen = 0;
+      lineNo++;
+      if (line.length > limits.maxLineChars) throw new LongLineError(lineNo, limits.maxLineChars);
+      return line.endsWith("\r") ? line.slice(0, -1) : line;
+    };
+    const add = (piece: string) => {
+      if (piece === "") return;
+      pending.push(piece);
+      pendingLen += piece.length;
+      if (pendingLen > limits.maxLineChars) throw new LongLineError(lineNo + 1, limits.maxLineChars);
+    };
     for (;;) {
       const n = f.readSync(buf);
       if (n === null) break;
-      const text = rest + dec.decode(buf.subarray(0, n), { stream: true });
-      const parts = text.split("\n");
-      rest = parts.pop()!;
-      for (const p of parts) yield p.endsWith("\r") ? p.slice(0, -1) : p;
+      const text = dec.decode(buf.subarray(0, n), { stream: true });
+      let start = 0;
+      for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+        yield take(text.slice(start, nl));
+        start = nl + 1;
+      }
+      add(text.slice(start));
     }
-    rest += dec.decode();
-    if (rest !== "") yield rest;
+    add(dec.decode());
+    if (pendingLen > 0) yield take("");
   } finally {
     f.close();
   }
 }
 
-/** The real filesystem. */
-export const denoFileSystem: FileSystem = {
-  readText: (p) => Deno.readTextFileSync(p),
-  isDirectory: (p) => {
-    try {
-      return Deno.statSync(p).isDirectory;
-    } catch {
-      return false;
-    }
-  },
-  lines: fileLines,
-};
+/** The real file system, with these size limits. */
+export function realFileSystem(limits: ReadLimits = DEFAULT_READ_LIMITS): FileSystem {
+  return {
+    readText: (p) => {
+      checkRegular(p, limits.maxFileBytes);
+      return Deno.readTextFileSync(p);
+    },
+    isDirectory: (p) => {
+      try {
+        return Deno.statSync(p).isDirectory;
+      } catch {
+        return false;
+      }
+    },
+    lines: (p) => fileLines(p, limits),
+  };
+}
+
+/** The real filesystem (default limits: {@link DEFAULT_READ_LIMITS}). */
+export const denoFileSystem: FileSystem = realFileSystem();
 
 /** A validated trace: what the first pass learned, and a way to read it again. */
 export interface LoadedTrace {
@@ -94,6 +178,7 @@ function* traceRecords(
   csv: boolean,
   limit: number,
   fail?: (line: number, e: TraceFieldError) => never,
+  check?: (r: TraceRecord, n: number, line: number) => void,
 ): Generator<TraceRecord> {
   let header: string[] | undefined;
   let n = 0;
@@ -120,6 +205,7 @@ function* traceRecords(
       fail?.(lineNo, { field: "timestamp", message: `goes back in time (${r.timestamp} after ${prev})` });
     }
     prev = r.timestamp;
+    check?.(r, n, lineNo);
     n++;
     yield r;
   }
@@ -134,6 +220,7 @@ export function loadTrace(
   src: YamlSource,
   lg: TraceLoadGen,
   fs: FileSystem,
+  limits: RunLimits = DEFAULT_LIMITS,
 ): LoadedTrace {
   const file = resolveFrom(src.file, lg.trace_path);
   const csv = (lg.format ?? (/\.csv$/i.test(file) ? "csv" : "jsonl")) === "csv";
@@ -149,8 +236,26 @@ export function loadTrace(
     throw new InputError({ file, line, col: 1, keyPath: e.field }, e.message);
   };
   let count = 0, origin = 0, last = 0, maxInput = 0, maxOutput = 0, sumIn = 0, sumOut = 0;
+  // Bounds as the lines come: request count, and (unless request_rate rescales them) the span of the arrivals.
+  const check = (r: TraceRecord, n: number, line: number) => {
+    if (n >= limits.max_requests) {
+      const limit = showLimit(limits.max_requests);
+      const message =
+        `more than limits.max_requests (${limit}) requests; replay fewer with load_gen.num_requests or raise the limit in the common file`;
+      fail(line, { field: "(line)", message });
+    }
+    const span = n === 0 ? 0 : (r.timestamp - origin) * lg.time_scale / 1000;
+    if (lg.request_rate === undefined && !(span <= limits.max_arrival_seconds)) {
+      const limit = showLimit(limits.max_arrival_seconds);
+      const after = `${Number(span.toPrecision(3))} s after the first line (time_scale ${lg.time_scale})`;
+      fail(line, {
+        field: "timestamp",
+        message: `${r.timestamp} ms is ${after}, more than limits.max_arrival_seconds (${limit} s)`,
+      });
+    }
+  };
   try {
-    for (const r of traceRecords(lines(), csv, limit, fail)) {
+    for (const r of traceRecords(lines(), csv, limit, fail, check)) {
       if (count === 0) origin = r.timestamp;
       last = r.timestamp;
       count++;
@@ -161,6 +266,7 @@ export function loadTrace(
     }
   } catch (e) {
     if (e instanceof InputError) throw e;
+    if (e instanceof LongLineError) throw new InputError({ file, line: e.line, col: 1 }, e.message);
     src.fail(["load_gen", "trace_path"], `cannot read ${file}: ${why(e)}`);
   }
   if (count === 0) src.fail(["load_gen", "trace_path"], `${file} holds no requests`);
@@ -329,6 +435,8 @@ export function loadConfigSources(
     );
   }
   const model = resolveModel(common, commonSource, fs);
-  const trace = common.load_gen.load_gen_type === "trace" ? loadTrace(commonSource, common.load_gen, fs) : undefined;
+  const trace = common.load_gen.load_gen_type === "trace"
+    ? loadTrace(commonSource, common.load_gen, fs, common.limits)
+    : undefined;
   return { groups, common, commonSource, model, notices, trace };
 }

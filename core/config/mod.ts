@@ -33,6 +33,7 @@ export type {
   ModelConfig,
   ParallelConfig,
   RequestClassConfig,
+  RunLimits,
   ServingConfig,
   SyntheticLoadGen,
   TraceLoadGen,

@@ -21,7 +21,7 @@ import type { ModelSpec } from "../model/model_spec.ts";
 import type { EngineSpec, SimulationInput } from "../engine/types.ts";
 import { unservableReason } from "../engine/engine.ts";
 import type { LoadedConfig, LoadedGroup } from "./load.ts";
-import { workloadOf } from "./workload.ts";
+import { showLimit, workloadOf } from "./workload.ts";
 import { applyProfile, hostCostsOf } from "./engine_profiles.ts";
 import type { ProfiledServing } from "./engine_profiles.ts";
 
@@ -217,8 +217,27 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
   const written = new Set(Object.keys(data?.serving_config ?? {}));
   const groups: GroupPlan[] = [];
   const engines: EngineSpec[] = [];
+  const limits = common.limits;
+  let instanceCount = 0;
   for (const [index, g] of cfg.groups.entries()) {
+    instanceCount += g.config.num_instances;
+    const raise = "raise it in the common file's limits";
+    if (instanceCount > limits.max_instances) {
+      const limit = showLimit(limits.max_instances);
+      g.source.fail(
+        [...g.path, "num_instances"],
+        `${instanceCount} instances in all exceed limits.max_instances (${limit}); ${raise}`,
+      );
+    }
     const { layout, dp } = layoutOf(g, model, notices);
+    const engineCount = engines.length + g.config.num_instances * dp;
+    if (engineCount > limits.max_engines) {
+      const limit = showLimit(limits.max_engines);
+      g.source.fail(
+        [...g.path, "num_instances"],
+        `${engineCount} engines in all (instances × dp_size) exceed limits.max_engines (${limit}); ${raise}`,
+      );
+    }
     const profiled = applyProfile(sc, written, {
       deviceName: g.device.name,
       memoryBytes: g.device.memoryBytes,
@@ -346,7 +365,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
   const input: SimulationInput = {
     engines,
     routing: sc.routing_policy,
-    workload: workloadOf(cfg.commonSource, lg, sc.max_concurrency, options.seed, cfg.trace),
+    workload: workloadOf(cfg.commonSource, lg, sc.max_concurrency, options.seed, cfg.trace, limits),
   };
   return { input, model, groups, notices, config: cfg };
 }

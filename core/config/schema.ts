@@ -32,6 +32,10 @@ export const nonNegativeNumber = () =>
   z.number({ error: (i) => `expected a non-negative number, ${got(i)}` })
     .nonnegative({ error: (i) => `expected a non-negative number, ${got(i)}` });
 
+/** A seed: a non-negative integer below 2^32 (the generator's seed width; larger seeds would wrap). */
+export const seedInt = () =>
+  nonNegativeInt().max(2 ** 32 - 1, { error: (i) => `expected an integer below 2^32 (4294967296), ${got(i)}` });
+
 /** An efficiency in (0, 1]. */
 export const fraction = () =>
   z.number({ error: (i) => `expected a number in (0, 1], ${got(i)}` })
@@ -155,6 +159,12 @@ export const ModelConfigSchema = mapping({
   ...ignoredKeys,
 });
 
+/** A gamma coefficient of variation: from near-constant (0.001) to very bursty (1000). */
+const arrivalCv = () =>
+  z.number({ error: (i) => `expected a number in [0.001, 1000], ${got(i)}` })
+    .min(0.001, { error: (i) => `expected a number in [0.001, 1000], ${got(i)}` })
+    .max(1000, { error: (i) => `expected a number in [0.001, 1000], ${got(i)}` });
+
 /** Client arrival processes for `fixed_length` workloads. */
 export const ARRIVAL_PROCESSES = ["constant", "poisson", "gamma"] as const;
 
@@ -175,9 +185,9 @@ export const FixedLengthLoadGenSchema = mapping({
   /** ext */
   arrival_process: oneOf(ARRIVAL_PROCESSES).default("constant"),
   /** ext: gamma coefficient of variation. */
-  arrival_cv: positiveNumber().default(1.0),
+  arrival_cv: arrivalCv().default(1.0),
   /** ext */
-  seed: nonNegativeInt().default(0),
+  seed: seedInt().default(0),
 });
 
 /** Length distributions (ext). */
@@ -215,7 +225,7 @@ export const SYNTHETIC_ARRIVALS = ["constant", "poisson", "gamma", "burst"] as c
 export const ArrivalSchema = mapping({
   process: oneOf(SYNTHETIC_ARRIVALS).default("poisson"),
   request_rate: requestRate().optional(),
-  cv: positiveNumber().default(1.0),
+  cv: arrivalCv().default(1.0),
   rate_schedule: z.array(mapping({ duration: positiveNumber(), request_rate: positiveNumber() }))
     .min(1, { error: "expected at least one segment" }).optional(),
 });
@@ -234,7 +244,7 @@ export const RequestClassSchema = mapping({
 export const SyntheticLoadGenSchema = mapping({
   load_gen_type: z.literal("synthetic"),
   num_requests: positiveInt().default(500),
-  seed: nonNegativeInt().default(0),
+  seed: seedInt().default(0),
   arrival: ArrivalSchema.prefault({}),
   input_tokens: LengthDistSchema.optional(),
   output_tokens: LengthDistSchema.optional(),
@@ -252,7 +262,7 @@ export const TraceLoadGenSchema = mapping({
   request_rate: positiveNumber().optional(),
   num_requests: positiveInt().nullable().default(null),
   hash_block_tokens: positiveInt().default(512),
-  seed: nonNegativeInt().default(0),
+  seed: seedInt().default(0),
 });
 
 /** Workload generator types. */
@@ -311,11 +321,36 @@ export const ServingConfigSchema = mapping({
   engine_backend: oneOf(ENGINE_BACKENDS).optional(),
 });
 
+/** Default size limits of a run (`limits`, ext): see {@link LimitsSchema}. */
+export const DEFAULT_LIMITS = {
+  max_requests: 100_000_000,
+  max_instances: 100_000,
+  max_engines: 100_000,
+  max_arrival_seconds: 1e9,
+} as const;
+
+/**
+ * `limits` of the common file (ext): how big a run may be. Requests cost
+ * about 20 bytes each; engines simulate in about 0.1 ms each and print one
+ * row each in the JSON. Arrival times are integer µs in a double, exact up
+ * to 2^53 µs (285 years): a run's arrivals must span at most 1e9 s.
+ */
+export const LimitsSchema = mapping({
+  max_requests: positiveInt().default(DEFAULT_LIMITS.max_requests),
+  max_instances: positiveInt().default(DEFAULT_LIMITS.max_instances),
+  max_engines: positiveInt().default(DEFAULT_LIMITS.max_engines),
+  max_arrival_seconds: positiveNumber()
+    .max(1e9, { error: (i) => `expected a positive number of seconds ≤ 1e9, ${got(i)}` })
+    .default(DEFAULT_LIMITS.max_arrival_seconds),
+});
+
 /** The common file. */
 export const CommonFileSchema = mapping({
   model_config: ModelConfigSchema,
   load_gen: LoadGenSchema.prefault({}),
   serving_config: ServingConfigSchema.prefault({}),
+  /** ext */
+  limits: LimitsSchema.prefault({}),
 });
 
 // The schemas must produce exactly the documented types of types.ts.

@@ -289,4 +289,18 @@ export interface CommonFile {
   load_gen: LoadGenConfig;
   /** Serving limits. */
   serving_config: ServingConfig;
+  /** ext: size limits of the run. */
+  limits: RunLimits;
+}
+
+/** ext: how big a run may be; each limit is an exit-2 error naming it, raised in the common file. */
+export interface RunLimits {
+  /** Requests of the workload (a trace's lines replayed). @default 100000000 */
+  max_requests: number;
+  /** Instances over all instance groups. @default 100000 */
+  max_instances: number;
+  /** Engines (DP ranks of instances) over all groups. @default 100000 */
+  max_engines: number;
+  /** Span of the arrivals, seconds (at most 1e9: times are exact µs). @default 1e9 */
+  max_arrival_seconds: number;
 }

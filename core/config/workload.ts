@@ -11,13 +11,65 @@ import type { RequestClass } from "../workload/source.ts";
 import { TraceSource } from "../workload/trace.ts";
 import type { LoadedTrace } from "./load.ts";
 import type { YamlSource } from "./source.ts";
-import type { LengthDistConfig, LoadGenConfig } from "./types.ts";
+import type { LengthDistConfig, LoadGenConfig, RunLimits } from "./types.ts";
+import { DEFAULT_LIMITS } from "./schema.ts";
+import type { RateSegment } from "../workload/arrival.ts";
+
+const seconds = (x: number) => (Number.isFinite(x) ? `${Number(x.toPrecision(3))} s` : "∞ s");
+/** A limit as written in a config: 1e9, 100000. */
+export const showLimit = (x: number) => (x >= 1e7 ? x.toExponential().replace("e+", "e") : String(x));
+
+/** Seconds until the `n`th arrival is expected (the first at 0) at `rate`, or under `schedule`. */
+function expectedSpan(n: number, rate: number, schedule?: readonly RateSegment[]): number {
+  if (n <= 1) return 0;
+  if (!schedule) return Number.isFinite(rate) ? (n - 1) / rate : 0;
+  let t = 0;
+  let left = n - 1;
+  for (let i = 0; i < schedule.length; i++) {
+    const seg = schedule[i];
+    const inSeg = seg.rate * seg.duration;
+    if (left <= inSeg || i === schedule.length - 1) return t + left / seg.rate;
+    left -= inSeg;
+    t += seg.duration;
+  }
+  return t;
+}
+
+/** Fails at `key` when the arrivals would span more than `limits.max_arrival_seconds`. */
+function checkSpan(src: YamlSource, key: (string | number)[], n: number, span: number, limits: RunLimits): void {
+  if (span <= limits.max_arrival_seconds) return;
+  const limit = showLimit(limits.max_arrival_seconds);
+  const why = "simulated times are integer µs, exact up to about 285 years";
+  src.fail(
+    key,
+    `the arrivals of ${n} requests would span ${
+      seconds(span)
+    }, more than limits.max_arrival_seconds (${limit} s; ${why})`,
+  );
+}
+
+/** Fails at `load_gen.num_requests` above `limits.max_requests`. */
+function checkRequests(src: YamlSource, n: number, limits: RunLimits): void {
+  if (n <= limits.max_requests) return;
+  const limit = showLimit(limits.max_requests);
+  src.fail(
+    ["load_gen", "num_requests"],
+    `${n} requests exceed limits.max_requests (${limit}; about 20 bytes each); raise it in the common file's limits`,
+  );
+}
 
 function lengthDist(src: YamlSource, path: (string | number)[], d: LengthDistConfig): LengthDist {
   const at = (k: string | number, ...rest: (string | number)[]) => [...path, k, ...rest];
   if (d.dist === "uniform" && d.min > d.max) src.fail(at("max"), `must be ≥ min (${d.min}), got ${d.max}`);
   if ((d.dist === "normal" || d.dist === "lognormal") && d.min !== undefined && d.max !== undefined && d.min > d.max) {
     src.fail(at("max"), `must be ≥ min (${d.min}), got ${d.max}`);
+  }
+  // Lengths are tokens: a spread beyond 100 × the mean draws lengths of 0 or beyond any context.
+  if ((d.dist === "normal" || d.dist === "lognormal") && !(d.std <= 100 * d.mean)) {
+    src.fail(at("std"), `expected at most 100 × mean (${100 * d.mean}), got ${d.std}`);
+  }
+  if ((d.dist === "normal" || d.dist === "lognormal") && !(d.mean <= 1e9)) {
+    src.fail(at("mean"), `expected at most 1e9 tokens, got ${d.mean}`);
   }
   if (d.dist === "bins") {
     d.bins.forEach((b, i) => {
@@ -44,8 +96,17 @@ export function workloadOf(
   maxConcurrency: number,
   seed?: number,
   trace?: LoadedTrace,
+  limits: RunLimits = DEFAULT_LIMITS,
 ): WorkloadSpec {
   if (lg.load_gen_type === "fixed_length") {
+    checkRequests(src, lg.num_requests, limits);
+    checkSpan(
+      src,
+      ["load_gen", "request_rate"],
+      lg.num_requests,
+      expectedSpan(lg.num_requests, lg.request_rate),
+      limits,
+    );
     return {
       numRequests: lg.num_requests,
       input: { dist: "fixed", value: lg.num_input_tokens },
@@ -63,6 +124,13 @@ export function workloadOf(
       ? (1000 / lg.request_rate) / (span / (t.count - 1))
       : lg.time_scale;
     const rate = t.count > 1 && span > 0 ? ((t.count - 1) / (span * scale)) * 1000 : Infinity;
+    checkSpan(
+      src,
+      ["load_gen", lg.request_rate !== undefined ? "request_rate" : "time_scale"],
+      t.count,
+      (span * scale) / 1000,
+      limits,
+    );
     return {
       numRequests: t.count,
       input: { dist: "uniform", min: 1, max: t.maxInput },
@@ -112,6 +180,17 @@ export function workloadOf(
       prefixGroups: lg.prefix_groups,
     }];
   }
+  checkRequests(src, lg.num_requests, limits);
+  const schedule = a.rate_schedule?.map((s) => ({ duration: s.duration, rate: s.request_rate }));
+  if (a.process !== "burst") {
+    checkSpan(
+      src,
+      ["load_gen", "arrival", schedule ? "rate_schedule" : "request_rate"],
+      lg.num_requests,
+      expectedSpan(lg.num_requests, a.request_rate ?? Infinity, schedule),
+      limits,
+    );
+  }
   const one = classes.length === 1 ? classes[0] : undefined;
   return {
     numRequests: lg.num_requests,
@@ -122,7 +201,7 @@ export function workloadOf(
       rate: a.request_rate ?? Infinity,
       process: a.process,
       cv: a.cv,
-      schedule: a.rate_schedule?.map((s) => ({ duration: s.duration, rate: s.request_rate })),
+      schedule,
     },
     maxConcurrency,
     seed: seed ?? lg.seed,
@@ -131,7 +210,7 @@ export function workloadOf(
 
 /** A stand-in distribution covering every class's lengths (for bounds and descriptions). */
 function mixture(classes: readonly RequestClass[], key: "input" | "output"): LengthDist {
-  const max = Math.max(...classes.map((c) => maxLength(c[key])));
+  const max = classes.reduce((m, c) => Math.max(m, maxLength(c[key])), 0);
   const total = classes.reduce((s, c) => s + c.weight, 0);
   const mean = classes.reduce((s, c) => s + c.weight * meanLength(c[key]), 0) / total;
   return { dist: "lognormal", mean: Math.round(mean), std: 0, min: 1, max: Number.isFinite(max) ? max : undefined };

@@ -76,8 +76,11 @@ export function poolStats(
 ): { groups: PoolStats[]; instances: PoolStats[] } {
   const groups: PoolStats[] = [];
   const instances: PoolStats[] = [];
+  // One pass buckets the engines by group: linear in engines and groups.
+  const byGroup: EngineStats[][] = names.map(() => []);
+  for (const e of engines) byGroup[e.group]?.push(e);
   names.forEach((name, g) => {
-    const mine = engines.filter((e) => e.group === g);
+    const mine = byGroup[g];
     if (mine.length === 0) return;
     groups.push(pool(name, -1, mine, window));
     // Engines come in instance order: one pass splits them.

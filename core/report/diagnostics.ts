@@ -31,7 +31,11 @@ export function overloadSummary(s: Summary, maxConcurrency: number): string | un
   ].join("; ") || "requests queued in the engines";
   return `the deployment does not keep up with the offered load: achieved ${rate(l.achievedRate)} of ${
     rate(l.offeredRate)
-  } offered; ${where}; p99 TTFT from arrival ${secs(ttft.P99)} (from send ${secs(s.perMetric["TTFT(s)"].P99)})`;
+  } offered; ${where}${
+    Number.isNaN(ttft.P99)
+      ? ""
+      : `; p99 TTFT from arrival ${secs(ttft.P99)} (from send ${secs(s.perMetric["TTFT(s)"].P99)})`
+  }`;
 }
 
 /** KV capacity of one instance group. */

@@ -52,7 +52,7 @@ export function formatGroupTable(groups: readonly PoolStats[]): string {
     g.meanKvWaitSeconds.toFixed(3),
     String(g.served),
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const widths = head.map((h, i) => rows.reduce((m, r) => Math.max(m, r[i].length), h.length));
   const line = (cells: string[]) =>
     cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   return ["======== Instance Groups ========", line(head), ...rows.map(line)].join("\n") + "\n";

@@ -6,13 +6,18 @@
  * pandas prints each float column with the decimals its most precise value
  * needs (at least one, so whole numbers show as `1500.0`), right-aligned
  * under a header as wide as the widest cell, two spaces between columns,
- * the row labels left-aligned; an all-missing column prints `NaN`.
+ * the row labels left-aligned. A statistic with no defined value (TPOT when
+ * every output is one token, every column when no request was served)
+ * prints `-` (pandas would print `NaN`); the JSON has `null`.
  *
  * @module
  */
 import { METRIC_COLUMNS, OVERALL_KEYS, STATISTICS } from "../metrics/summary.ts";
 import type { MetricColumn, Statistic, Summary } from "../metrics/summary.ts";
 import { formatFixed, roundHalfEven } from "./number_format.ts";
+
+/** What the console prints for a statistic with no defined value. */
+export const UNDEFINED_CELL = "-";
 
 /** Decimals pandas needs to show `x` (already rounded to 3 places) exactly: 1 to 3. */
 function decimalsNeeded(x: number): number {
@@ -26,7 +31,7 @@ export function formatColumn(values: readonly number[]): string[] {
   const rounded = values.map((v) => roundHalfEven(v, 3));
   let decimals = 1;
   for (const v of rounded) if (!Number.isNaN(v)) decimals = Math.max(decimals, decimalsNeeded(v));
-  return rounded.map((v) => (Number.isNaN(v) ? "NaN" : formatFixed(v, decimals)));
+  return rounded.map((v) => (Number.isNaN(v) ? UNDEFINED_CELL : formatFixed(v, decimals)));
 }
 
 /**
@@ -44,10 +49,10 @@ export function formatFrame(
   rows: readonly string[],
   value: (column: string, row: string) => number,
 ): string[] {
-  const labelWidth = Math.max(...rows.map((r) => r.length));
+  const labelWidth = rows.reduce((m, r) => Math.max(m, r.length), 0);
   const cols = columns.map((c) => {
     const cells = formatColumn(rows.map((r) => value(c, r)));
-    const width = Math.max(c.length, ...cells.map((x) => x.length));
+    const width = cells.reduce((m, x) => Math.max(m, x.length), c.length);
     return { header: c.padStart(width), cells: cells.map((x) => x.padStart(width)) };
   });
   const lines = [" ".repeat(labelWidth) + cols.map((c) => "  " + c.header).join("")];
@@ -55,9 +60,9 @@ export function formatFrame(
   return lines;
 }
 
-/** One `key value` line of a summary block: the key in 30 characters, the value `%.3f`. */
+/** One `key value` line of a summary block: the key in 30 characters, the value `%.3f` (`-` when undefined). */
 export function formatKeyValue(key: string, value: number): string {
-  return `${key.padEnd(30)} ${formatFixed(value, 3)}`;
+  return `${key.padEnd(30)} ${Number.isNaN(value) ? UNDEFINED_CELL : formatFixed(value, 3)}`;
 }
 
 /**

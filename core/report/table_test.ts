@@ -68,7 +68,7 @@ Deno.test("formatColumn() rounds exact ties to even, as numpy does", () => {
   assert.deepEqual(formatColumn([0.0625, 0.1875]), ["0.062", "0.188"]);
 });
 
-Deno.test("formatColumn() prints NaN for a statistic with no value", () => {
-  assert.deepEqual(formatColumn([NaN, NaN]), ["NaN", "NaN"]);
-  assert.deepEqual(formatColumn([NaN, 0.25]), ["NaN", "0.25"]);
+Deno.test("formatColumn() prints - for a statistic with no value", () => {
+  assert.deepEqual(formatColumn([NaN, NaN]), ["-", "-"]);
+  assert.deepEqual(formatColumn([NaN, 0.25]), ["-", "0.25"]);
 });

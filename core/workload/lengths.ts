@@ -40,7 +40,7 @@ export function maxLength(d: LengthDist): number {
     case "lognormal":
       return d.max ?? Infinity;
     case "bins":
-      return Math.max(...d.bins.map((b) => b.max_tokens));
+      return d.bins.reduce((m, b) => Math.max(m, b.max_tokens), 0);
   }
 }
 

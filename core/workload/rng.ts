@@ -26,7 +26,7 @@ export class Rng {
    * @param stream which subsystem's stream
    */
   constructor(seed: number, stream: RngStream) {
-    // Seeds above 2^32 fold into 32 bits (the generator's seed width).
+    // Seeds above 2^32 fold into 32 bits (the generator's seed width); config files and --seed reject them.
     const g = xoroshiro128plus(Number(BigInt.asIntN(32, BigInt(Math.trunc(seed)))));
     for (let i = 0; i < RNG_STREAMS[stream]; i++) g.jump();
     this.#g = g;

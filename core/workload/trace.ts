@@ -31,19 +31,31 @@ export interface TraceFieldError {
 
 const FIELDS = ["timestamp", "input_length", "output_length"] as const;
 
-function checkRecord(v: Record<string, unknown>): TraceRecord | TraceFieldError {
+/** A CSV cell as a number: plain decimal digits only (no exponent, no sign, no hex). */
+const CSV_NUMBER = /^(\d+\.?\d*|\.\d+)$/;
+
+/**
+ * A field's number: in JSON a number (not `true`, `[100]` or `"1e1"`), in
+ * CSV a plain decimal; NaN otherwise.
+ */
+function numberOf(v: unknown, csv: boolean): number {
+  if (typeof v === "number") return v;
+  return csv && typeof v === "string" && CSV_NUMBER.test(v) ? Number(v) : NaN;
+}
+
+function checkRecord(v: Record<string, unknown>, csv: boolean): TraceRecord | TraceFieldError {
   for (const f of FIELDS) {
     if (v[f] === undefined || v[f] === "") return { field: f, message: "missing" };
   }
-  const ts = Number(v.timestamp);
+  const ts = numberOf(v.timestamp, csv);
   if (!Number.isFinite(ts) || ts < 0) {
     return { field: "timestamp", message: `expected milliseconds ≥ 0, got ${JSON.stringify(v.timestamp)}` };
   }
-  const input = Number(v.input_length);
+  const input = numberOf(v.input_length, csv);
   if (!Number.isInteger(input) || input < 1) {
     return { field: "input_length", message: `expected a positive integer, got ${JSON.stringify(v.input_length)}` };
   }
-  const output = Number(v.output_length);
+  const output = numberOf(v.output_length, csv);
   if (!Number.isInteger(output) || output < 1) {
     return { field: "output_length", message: `expected a positive integer, got ${JSON.stringify(v.output_length)}` };
   }
@@ -76,7 +88,7 @@ export function parseJsonLine(line: string): TraceRecord | TraceFieldError {
   if (v === null || typeof v !== "object" || Array.isArray(v)) {
     return { field: "(line)", message: "expected a JSON object" };
   }
-  return checkRecord(v as Record<string, unknown>);
+  return checkRecord(v as Record<string, unknown>, false);
 }
 
 /** Splits one CSV line (RFC 4180 quoting). */
@@ -108,7 +120,7 @@ export function parseCsvLine(line: string, header: readonly string[]): TraceReco
   if (cells.length !== header.length) {
     return { field: "(line)", message: `expected ${header.length} columns, got ${cells.length}` };
   }
-  return checkRecord(Object.fromEntries(header.map((h, i) => [h, cells[i]])));
+  return checkRecord(Object.fromEntries(header.map((h, i) => [h, cells[i]])), true);
 }
 
 /** True when a parse result is an error. */

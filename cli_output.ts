@@ -1,0 +1,91 @@
+/**
+ * The command line's output paths: checked before the run (so that a typo
+ * costs no simulation), and written with errors a user can act on.
+ *
+ * @module
+ */
+import { dirname } from "node:path";
+
+/** A file the command line cannot write: exit 2 with its message. */
+export class OutputError extends Error {
+  /**
+   * @param message one line naming the flag and the path
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "OutputError";
+  }
+}
+
+/** The file's status; undefined when it does not exist, null when it cannot be known (then the write is tried). */
+function statOf(path: string): Deno.FileInfo | undefined | null {
+  try {
+    return Deno.statSync(path);
+  } catch (e) {
+    return e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory ? undefined : null;
+  }
+}
+
+/** Why an error of the file system happened, in a few words. */
+export function reason(e: unknown): string {
+  if (e instanceof Deno.errors.NotFound) return "no such file or directory";
+  if (e instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (e instanceof Deno.errors.IsADirectory) return "is a directory";
+  const m = e instanceof Error ? e.message.split("\n")[0] : String(e);
+  // Deno's messages end with the call: "No space left on device (os error 28): write '…'".
+  return m.replace(/ \(os error \d+\).*$/, "").replace(/^./, (c) => c.toLowerCase());
+}
+
+/**
+ * Why `path` cannot be written as a file by `flag`, or undefined when it can
+ * be tried: its folder must exist and be a folder, and it must not be a folder.
+ */
+export function outputFileProblem(flag: string, path: string): string | undefined {
+  if (path === "") return `${flag}: expected a file path, got ''`;
+  const target = statOf(path);
+  if (target?.isDirectory) return `${flag}: ${path} is a directory; expected a file path`;
+  const parent = dirname(path);
+  const dir = statOf(parent);
+  if (dir === null) return undefined;
+  if (!dir) return `${flag}: cannot write ${path}: folder ${parent} does not exist`;
+  if (!dir.isDirectory) return `${flag}: cannot write ${path}: ${parent} is not a folder`;
+  return undefined;
+}
+
+/**
+ * Why `path` cannot hold output folders for `flag`, or undefined: it must be
+ * a folder, or not exist yet below a folder that does (it is created).
+ */
+export function outputDirProblem(flag: string, path: string): string | undefined {
+  const target = statOf(path);
+  if (target !== undefined) return target?.isDirectory === false ? `${flag}: ${path} is not a folder` : undefined;
+  // Created with its parents at the end of the run: the nearest existing ancestor must be a folder.
+  let up = dirname(path);
+  let s = statOf(up);
+  while (s === undefined) {
+    const next = dirname(up);
+    if (next === up) return undefined;
+    up = next;
+    s = statOf(up);
+  }
+  return s?.isDirectory === false ? `${flag}: cannot create ${path}: ${up} is not a folder` : undefined;
+}
+
+/**
+ * Runs a write for `flag`; a file-system error becomes an {@link OutputError}
+ * naming the flag and the path.
+ */
+export function writeFor<T>(flag: string, path: string, write: () => T): T {
+  try {
+    return write();
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.PermissionDenied || isIoError(e)) {
+      throw new OutputError(`${flag}: cannot write ${path}: ${reason(e)}`);
+    }
+    throw e;
+  }
+}
+
+function isIoError(e: unknown): boolean {
+  return e instanceof Error && (e.name in Deno.errors || /\(os error \d+\)/.test(e.message));
+}
