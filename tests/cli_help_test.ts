@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import denoJson from "../deno.json" with { type: "json" };
-import { COMMON_OK, INSTANCE_OK, memoryFs, ROOT, runCli, runTask } from "./_helpers.ts";
+import { COMMON_OK, INSTANCE_OK, memoryFs, ROOT, runCli, runDeno, runTask } from "./_helpers.ts";
 import { loadConfig } from "../core/config/load.ts";
 import { buildPlan } from "../core/config/plan.ts";
 import { MODEL_CATALOG } from "../core/model/mod.ts";
@@ -127,4 +127,14 @@ Deno.test("the README's model and device lists are the catalogs' own", () => {
     "stale: run `deno task docs:catalog`",
   );
   assert.doesNotMatch(readme, /shared\/reference\/models\.md/, "no model list outside the repository");
+});
+
+Deno.test("a task run prints no registry chatter: npm packages come from node_modules after deno install", async () => {
+  // Without node_modules, Deno 2.9 reads each package's registry entry from its global cache on every run, and
+  // fetches it again (printing `Download https://registry.npmjs.org/…`) when the cache holds only the tarballs.
+  assert.equal(denoJson.nodeModulesDir, "auto");
+  const run = await runDeno(["task", "sim", "--version"]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.doesNotMatch(run.stderr, /Download/);
+  assert.match(Deno.readTextFileSync(`${ROOT}README.md`), /\nnpx -y deno@2\.9\.6 install --frozen /);
 });
