@@ -129,10 +129,14 @@ Deno.test("the README's model and device lists are the catalogs' own", () => {
   assert.doesNotMatch(readme, /shared\/reference\/models\.md/, "no model list outside the repository");
 });
 
-Deno.test("a task run prints no registry chatter: npm packages come from node_modules after deno install", async () => {
-  // Without node_modules, Deno 2.9 reads each package's registry entry from its global cache on every run, and
-  // fetches it again (printing `Download https://registry.npmjs.org/…`) when the cache holds only the tarballs.
-  assert.equal(denoJson.nodeModulesDir, "auto");
+Deno.test("a task run prints no registry chatter on stderr, whatever the state of Deno's npm cache", async () => {
+  // A global cache filled by a run (not by deno install) holds the tarballs but not the registry entries; Deno 2.9.6
+  // then fetches commander's, zod's, yaml's, … entries again at the end of every run, printing
+  // `Download https://registry.npmjs.org/…`, and never keeps them (deno install --frozen does not repair it either).
+  // The fetch is not needed (the lockfile pins everything): the tasks run Deno quietly, so stderr is the program's.
+  for (const [task, command] of Object.entries(denoJson.tasks)) {
+    if (command.startsWith("deno run ")) assert.match(command, /^deno run --quiet /, task);
+  }
   const run = await runDeno(["task", "sim", "--version"]);
   assert.equal(run.code, 0, run.stderr);
   assert.doesNotMatch(run.stderr, /Download/);
