@@ -19,6 +19,8 @@ import { formatSummaryTable } from "./core/report/table.ts";
 import { formatChromeTrace, formatRequestCsv } from "./core/report/profile.ts";
 import { formatTraceLine } from "./core/workload/trace.ts";
 import { outputDirProblem, OutputError, outputFileProblem, writeFor } from "./cli_output.ts";
+import { deviceTable, formatCatalogText, modelTable } from "./core/report/catalog.ts";
+import denoJson from "./deno.json" with { type: "json" };
 
 /** The bundled example, used when no file is named. */
 export const EXAMPLE = {
@@ -37,6 +39,8 @@ interface CliOptions {
   quiet?: boolean;
   format: "table" | "json" | "csv";
   goodput?: GoodputSlos;
+  listModels?: boolean;
+  listDevices?: boolean;
 }
 
 /**
@@ -64,6 +68,9 @@ function program(): Command {
         "With no arguments it runs the bundled example (examples/instances.yaml, examples/common.yaml).",
     )
     .helpOption("-h, --help", "show this help message and exit")
+    .version(`servingcast ${denoJson.version}`, "--version", "print the version and exit")
+    .option("--list-models", "list the built-in models (parameters, weights, KV bytes per token) and exit")
+    .option("--list-devices", "list the built-in devices (memory, bandwidth, peak FLOPS, sources) and exit")
     .option(
       "--instance_config_path <paths...>",
       "YAML file(s) declaring one or more instance groups (role, count, device, TP/DP); groups from all files are combined",
@@ -213,6 +220,11 @@ export async function main(args: string[]): Promise<number> {
       return 2; // commander already printed its message; argparse exits 2 on usage errors
     }
     throw e;
+  }
+  if (opts.listModels || opts.listDevices) {
+    const tables = [...(opts.listModels ? [modelTable()] : []), ...(opts.listDevices ? [deviceTable()] : [])];
+    await Deno.stdout.write(encoder.encode(tables.map(formatCatalogText).join("\n")));
+    return 0;
   }
   const given = [opts.instance_config_path !== undefined, opts.common_config_path !== undefined];
   if (given[0] !== given[1]) {

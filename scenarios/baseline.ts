@@ -7,22 +7,36 @@
  */
 import { InputError } from "../core/config/errors.ts";
 import { formatBaseline, loadScenario, runScenario } from "../core/scenario/mod.ts";
+import type { Scenario } from "../core/scenario/mod.ts";
 import { basename, dirname, join } from "node:path";
 import { fileIn } from "../core/scenario/scenario.ts";
 import { scenarioFiles } from "./_files.ts";
+import { parseTaskArgs } from "./_args.ts";
 
-const files = Deno.args.length ? Deno.args : scenarioFiles();
+const USAGE = `Usage: deno task baseline [scenario.yaml …]
+
+Runs the scenarios that have a 'baseline:' section and rewrites their snapshots
+(__baselines__/<name>.json beside them). Review the diff before committing it.
+
+  scenario.yaml …   the scenarios (default: every scenario with 'baseline:')
+  -h, --help        show this help and exit
+
+Exit codes: 0 written; 2 bad input (one line per bad file).`;
+
+const args = parseTaskArgs({ task: "baseline", usage: USAGE, files: true }, Deno.args);
+const files = args.files.length ? args.files : scenarioFiles();
 for (const file of files) {
-  let s;
+  let s: Scenario;
   try {
     s = loadScenario(file);
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     console.error(e.message);
-    Deno.exit(2);
+    Deno.exitCode = 2;
+    continue;
   }
   if (!s.baseline) {
-    if (Deno.args.length) console.error(`${file}: no 'baseline:' in this scenario, nothing written`);
+    if (args.files.length) console.error(`${file}: no 'baseline:' in this scenario, nothing written`);
     continue;
   }
   const r = runScenario({ ...s, baseline: undefined });

@@ -19,14 +19,25 @@ import { relative, scenarioFiles } from "./_files.ts";
 import { runJson } from "../core/run.ts";
 import type { RunOutput } from "../core/run.ts";
 import { formatSweepRows, sweepJson } from "../core/scenario/sweep_table.ts";
+import { parseTaskArgs } from "./_args.ts";
 
-const args = [...Deno.args];
-const tags: string[] = [];
-for (let i = args.indexOf("--tag"); i >= 0; i = args.indexOf("--tag")) tags.push(...args.splice(i, 2).slice(1));
-const jsonAt = args.indexOf("--json-dir");
-const jsonDir = jsonAt >= 0 ? args.splice(jsonAt, 2)[1] : undefined;
+const USAGE = `Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR]
+
+Runs scenarios and prints one line per scenario: PASS or FAIL, key metrics (or a
+sweep's points and capacity answer) and wall time; then what failed.
+
+  scenario.yaml …   the scenarios to run (default: every scenario, validation included)
+  --tag TAG         only scenarios with this tag (repeatable: any of them)
+  --json-dir DIR    write each run's --output_json document (and a sweep's rows) into DIR
+  -h, --help        show this help and exit
+
+Exit codes: 0 every scenario passes; 1 one fails; 2 bad input.`;
+
+const args = parseTaskArgs({ task: "check", usage: USAGE, files: true, options: ["--tag", "--json-dir"] }, Deno.args);
+const tags = args.options["--tag"] ?? [];
+const jsonDir = args.options["--json-dir"]?.at(-1);
 if (jsonDir) Deno.mkdirSync(jsonDir, { recursive: true });
-const files = args.length ? args : scenarioFiles();
+const files = args.files.length ? args.files : scenarioFiles();
 
 let failed = 0;
 let badInput = false;

@@ -7,6 +7,17 @@
  * @module
  */
 import { scenarioJsonSchema } from "./_schema.ts";
+import { parseTaskArgs } from "./_args.ts";
+
+parseTaskArgs({
+  task: "schema",
+  usage: `Usage: deno task schema
+
+Writes scenarios/scenario.schema.json, the JSON Schema of scenario files, from
+the validator itself (for editors with yaml-language-server).
+
+  -h, --help   show this help and exit`,
+}, Deno.args);
 
 const file = new URL("./scenario.schema.json", import.meta.url);
 Deno.writeTextFileSync(file, scenarioJsonSchema());

@@ -16,6 +16,20 @@ import {
   runScenario,
 } from "../core/scenario/mod.ts";
 import { PENDING_CASES, validationFiles } from "./_files.ts";
+import { parseTaskArgs } from "./_args.ts";
+
+parseTaskArgs({
+  task: "validate",
+  usage: `Usage: deno task validate
+
+Runs every scenario in scenarios/validation/, prints simulated against measured
+with each case's error, the median absolute error overall, per chip and per
+engine, and writes the table to docs/fidelity.md.
+
+  -h, --help   show this help and exit
+
+Exit codes: 0 every case in its band and the fidelity gate met; 1 otherwise.`,
+}, Deno.args);
 
 const results = validationFiles().map((f) => runScenario(loadScenario(f)));
 const report = fidelityReport(results);

@@ -25,10 +25,27 @@ const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const signed = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
 
 const USAGE = [
-  "usage: deno task calibrate manifest.yaml   (see core/calibrate/manifest.ts for its keys)",
+  "Usage: deno task calibrate manifest.yaml   (see core/calibrate/manifest.ts for its keys)",
   "       deno task calibrate --scenarios FILE… [--engine NAME] [--fit a,b,…] [--folds K] [--iterations N]",
   "                           [--max-requests N] [--output DIR]",
+  "",
+  "Fits the device's efficiencies and host costs to measured benchmark results (a manifest), or to the",
+  "measured: rows of validation scenarios (--scenarios), prints the error before and after with k-fold",
+  "cross-validation, and writes a device file to name as device_type.",
+  "",
+  "  --engine NAME       only scenarios on this serving_config.engine",
+  `  --fit a,b,…         the constants to fit (default ${DEFAULT_FIT.join(",")}; of ${FIT_PARAMETERS.join(", ")})`,
+  "  --folds K           cross-validation folds (default 5)",
+  "  --iterations N      Levenberg-Marquardt iterations",
+  "  --max-requests N    cap each scenario's requests",
+  "  --output DIR        where to write the device files (default .)",
+  "  -h, --help          show this help and exit",
+  "",
+  "Exit codes: 0 written; 2 bad input.",
 ].join("\n");
+
+/** One line on stderr for a bad argument; exit 2. */
+const HINT = "(deno task calibrate --help)";
 
 /** The constants before and after, one line each. */
 function constantLines(r: CalibrationResult): string[] {
@@ -138,12 +155,15 @@ function runFlags(args: string[]): number {
       continue;
     }
     const m = /^--(engine|fit|folds|iterations|max-requests|output)(?:=(.*))?$/.exec(a);
-    if (!m) throw new InputError({ file: "(command line)" }, `unknown argument '${a}'\n${USAGE}`);
+    if (!m) {
+      const what = a.startsWith("-") ? "option" : "argument";
+      throw new InputError({ file: "(command line)" }, `unknown ${what} '${a}' ${HINT}`);
+    }
     const v = m[2] ?? args[++i];
     if (v === undefined) throw new InputError({ file: "(command line)" }, `--${m[1]} needs a value`);
     opts[m[1]] = v;
   }
-  if (scenarios.length === 0) throw new InputError({ file: "(command line)" }, `--scenarios needs files\n${USAGE}`);
+  if (scenarios.length === 0) throw new InputError({ file: "(command line)" }, `--scenarios needs files ${HINT}`);
   const count = (k: string, min: number): number | undefined => {
     if (opts[k] === undefined) return undefined;
     const n = Number(opts[k]);
@@ -172,9 +192,16 @@ function runFlags(args: string[]): number {
 }
 
 function main(args: string[]): number {
+  if (args.includes("-h") || args.includes("--help")) {
+    console.log(USAGE);
+    return 0;
+  }
   if (args.includes("--scenarios")) return runFlags(args);
   if (args.length !== 1 || args[0].startsWith("-")) {
-    console.error(USAGE);
+    const bad = args.find((a) => a.startsWith("-"));
+    console.error(
+      `calibrate: ${bad ? `unknown option '${bad}'` : "expected one manifest file, or --scenarios FILE…"} ${HINT}`,
+    );
     return 2;
   }
   return runManifest(args[0]);

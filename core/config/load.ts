@@ -434,6 +434,21 @@ export function loadConfigSources(
       `note: ${commonPath}: upstream estimator settings have no effect here and are ignored: ${ignored.join(", ")}`,
     );
   }
+  // Upstream defaults with a large effect say so when they apply unwritten.
+  const raw = commonSource.data as { model_config?: Record<string, unknown> } | null;
+  const written = new Set(Object.keys(raw?.model_config ?? {}));
+  if (!written.has("quantize_linear_action")) {
+    notices.push(
+      `note: ${commonPath}: model_config.quantize_linear_action is not set: upstream's default W8A8_DYNAMIC applies ` +
+        "(8-bit weights, INT8 matmuls); write DISABLED for BF16 weights",
+    );
+  }
+  if (!written.has("enable_kv_transfer_modeling") && groups.some((g) => g.config.pd_role !== "both")) {
+    notices.push(
+      `note: ${commonPath}: model_config.enable_kv_transfer_modeling is not set: upstream's default false applies, ` +
+        "so KV transfers from prefill to decode take no time; write true to model the link",
+    );
+  }
   const model = resolveModel(common, commonSource, fs);
   const trace = common.load_gen.load_gen_type === "trace"
     ? loadTrace(commonSource, common.load_gen, fs, common.limits)

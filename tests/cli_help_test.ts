@@ -1,0 +1,144 @@
+/**
+ * A CLI that explains itself (issue 11): `--help` on every task, `--version`,
+ * the model and device catalogs from the command line and in the README, one
+ * line and exit 2 on a bad argument, and a notice when an upstream default
+ * with a large effect applies without being written.
+ */
+import assert from "node:assert/strict";
+import denoJson from "../deno.json" with { type: "json" };
+import { COMMON_OK, INSTANCE_OK, memoryFs, ROOT, runCli, runDeno, runTask } from "./_helpers.ts";
+import { loadConfig } from "../core/config/load.ts";
+import { buildPlan } from "../core/config/plan.ts";
+import { MODEL_CATALOG } from "../core/model/mod.ts";
+import { DEVICE_CATALOG } from "../core/hardware/mod.ts";
+import { CATALOG_BEGIN, CATALOG_END, catalogMarkdown } from "../core/report/catalog.ts";
+
+/** Every user-facing task and the first line of its help. */
+const HELP_FIRST_LINES: Record<string, string> = {
+  sim: "Usage: servingcast [options]",
+  check: "Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR]",
+  baseline: "Usage: deno task baseline [scenario.yaml …]",
+  validate: "Usage: deno task validate",
+  schema: "Usage: deno task schema",
+  calibrate: "Usage: deno task calibrate manifest.yaml   (see core/calibrate/manifest.ts for its keys)",
+  "golden:update": "Usage: deno task golden:update",
+  "docs:catalog": "Usage: deno task docs:catalog",
+};
+
+Deno.test("every task prints its usage on --help and exits 0 without doing its work", async () => {
+  assert.deepEqual(
+    Object.keys(HELP_FIRST_LINES).sort(),
+    Object.keys(denoJson.tasks).filter((t) => !["test", "bench"].includes(t)).sort(),
+    "a user-facing task without a help test",
+  );
+  const runs = await Promise.all(Object.keys(HELP_FIRST_LINES).map((t) => runTask(t, ["--help"])));
+  for (const [i, [task, first]] of Object.entries(HELP_FIRST_LINES).entries()) {
+    const run = runs[i];
+    assert.equal(run.code, 0, `${task} --help: ${run.stderr}`);
+    assert.equal(run.stdout.split("\n")[0], first, `${task} --help`);
+    assert.equal(run.stderr, "", `${task} --help`);
+    assert.doesNotMatch(run.stdout, /^(PASS |FAIL |wrote )/m, `${task} --help does nothing else`);
+  }
+});
+
+Deno.test("sim --version prints deno.json's version", async () => {
+  const run = await runCli(["--version"]);
+  assert.equal(run.code, 0);
+  assert.equal(run.stdout, `servingcast ${denoJson.version}\n`);
+  assert.match(run.stdout, /^servingcast \d+\.\d+\.\d+\n$/);
+});
+
+Deno.test("sim --list-models and --list-devices print the catalogs with their figures and sources", async () => {
+  const [models, devices] = await Promise.all([runCli(["--list-models"]), runCli(["--list-devices"])]);
+  assert.equal(models.code, 0, models.stderr);
+  assert.equal(devices.code, 0, devices.stderr);
+  const m = models.stdout.split("\n");
+  assert.match(m[0], /^MODEL +FAMILY +PARAMS +ACTIVE +BF16 WEIGHTS +KV\/TOKEN \(BF16\) +MAX CONTEXT$/);
+  for (const id of Object.keys(MODEL_CATALOG)) assert.ok(m.some((l) => l.startsWith(`${id} `)), id);
+  assert.ok(
+    m.some((l) => /^meta-llama\/Llama-3\.1-8B-Instruct +dense +8\.0B +8\.0B +15\.0 GiB +128 KiB +131,072$/.test(l)),
+    models.stdout,
+  );
+  assert.match(
+    models.stdout,
+    /\nsource: each model's Hugging Face config\.json, kept offline in core\/model\/catalog\.ts/,
+  );
+  const d = devices.stdout.split("\n");
+  assert.match(d[0], /^DEVICE +MEMORY +HBM +BF16 TFLOPS +FP8 TFLOPS +INT8 TOPS +FP4 TFLOPS +EFFICIENCIES FROM$/);
+  for (const name of Object.keys(DEVICE_CATALOG)) assert.ok(d.some((l) => l.startsWith(`${name} `)), name);
+  assert.ok(
+    d.some((l) => /^H100_SXM_80G +79\.6 GiB +3\.35 TB\/s +989 +1979 +1979 +– +measured on H100\/H800: /.test(l)),
+    devices.stdout,
+  );
+  assert.match(devices.stdout, /\nsource: memory, bandwidth and dense peaks are vendor specifications/);
+});
+
+Deno.test("a bad argument or a bad file exits 2 with one line, never an uncaught error", async () => {
+  const cases: [string, string[], RegExp][] = [
+    ["baseline", ["no/such/scenario.yaml"], /^no\/such\/scenario\.yaml: cannot read: file not found$/],
+    ["baseline", ["--bogus"], /^baseline: unknown option '--bogus' \(deno task baseline --help\)$/],
+    ["check", ["--bogus"], /^check: unknown option '--bogus' \(deno task check --help\)$/],
+    ["check", ["--tag"], /^check: --tag needs a value \(deno task check --help\)$/],
+    ["validate", ["extra"], /^validate: takes no arguments, got 'extra' \(deno task validate --help\)$/],
+    ["schema", ["--bogus"], /^schema: takes no arguments, got '--bogus' \(deno task schema --help\)$/],
+    ["calibrate", ["--bogus"], /^calibrate: unknown option '--bogus' \(deno task calibrate --help\)$/],
+  ];
+  const runs = await Promise.all(cases.map(([task, args]) => runTask(task, args)));
+  for (const [i, [task, args, want]] of cases.entries()) {
+    const run = runs[i];
+    const what = `${task} ${args.join(" ")}: ${run.stderr}`;
+    assert.equal(run.code, 2, what);
+    assert.equal(run.stderr.trimEnd().split("\n").length, 1, what);
+    assert.match(run.stderr.trimEnd(), want, what);
+    assert.doesNotMatch(run.stderr, /Uncaught|\bat .*\.ts:\d+/, what);
+  }
+});
+
+Deno.test("an omitted quantize_linear_action and free PD transfers by default each print one notice", () => {
+  const common = COMMON_OK.replace("  quantize_linear_action: DISABLED\n", "");
+  const pdFile = INSTANCE_OK.replace("pd_role: both", "pd_role: prefill") +
+    INSTANCE_OK.replace("instance_groups:\n", "").replace("pd_role: both", "pd_role: decode");
+  const notes = (i: string, c: string) =>
+    buildPlan(loadConfig(["i.yaml"], "c.yaml", memoryFs({ "i.yaml": i, "c.yaml": c }))).notices;
+  assert.deepEqual(notes(INSTANCE_OK, common), [
+    "note: c.yaml: model_config.quantize_linear_action is not set: upstream's default W8A8_DYNAMIC applies " +
+    "(8-bit weights, INT8 matmuls); write DISABLED for BF16 weights",
+  ]);
+  assert.deepEqual(notes(pdFile, COMMON_OK), [
+    "note: c.yaml: model_config.enable_kv_transfer_modeling is not set: upstream's default false applies, " +
+    "so KV transfers from prefill to decode take no time; write true to model the link",
+  ]);
+  assert.deepEqual(notes(INSTANCE_OK, COMMON_OK), [], "written values and aggregated serving: no notice");
+  assert.deepEqual(
+    notes(pdFile, COMMON_OK.replace("model_config:\n", "model_config:\n  enable_kv_transfer_modeling: false\n")),
+    [],
+    "a written false is not a silent default",
+  );
+});
+
+Deno.test("the README's model and device lists are the catalogs' own", () => {
+  const readme = Deno.readTextFileSync(`${ROOT}README.md`);
+  const start = readme.indexOf(CATALOG_BEGIN);
+  const end = readme.indexOf(CATALOG_END);
+  assert.ok(start >= 0 && end > start, "README has the generated catalog section");
+  assert.equal(
+    readme.slice(start, end + CATALOG_END.length),
+    catalogMarkdown(),
+    "stale: run `deno task docs:catalog`",
+  );
+  assert.doesNotMatch(readme, /shared\/reference\/models\.md/, "no model list outside the repository");
+});
+
+Deno.test("a task run prints no registry chatter on stderr, whatever the state of Deno's npm cache", async () => {
+  // A global cache filled by a run (not by deno install) holds the tarballs but not the registry entries; Deno 2.9.6
+  // then fetches commander's, zod's, yaml's, … entries again at the end of every run, printing
+  // `Download https://registry.npmjs.org/…`, and never keeps them (deno install --frozen does not repair it either).
+  // The fetch is not needed (the lockfile pins everything): the tasks run Deno quietly, so stderr is the program's.
+  for (const [task, command] of Object.entries(denoJson.tasks)) {
+    if (command.startsWith("deno run ")) assert.match(command, /^deno run --quiet /, task);
+  }
+  const run = await runDeno(["task", "sim", "--version"]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.doesNotMatch(run.stderr, /Download/);
+  assert.match(Deno.readTextFileSync(`${ROOT}README.md`), /\nnpx -y deno@2\.9\.6 install --frozen /);
+});
