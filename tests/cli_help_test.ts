@@ -23,6 +23,7 @@ const HELP_FIRST_LINES: Record<string, string> = {
   calibrate: "Usage: deno task calibrate manifest.yaml   (see core/calibrate/manifest.ts for its keys)",
   "golden:update": "Usage: deno task golden:update",
   "docs:catalog": "Usage: deno task docs:catalog",
+  fuzz: "Usage: deno task fuzz [--cases N] [--seed S] [--from K]",
 };
 
 Deno.test("every task prints its usage on --help and exits 0 without doing its work", async () => {

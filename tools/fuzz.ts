@@ -8,11 +8,20 @@
  * @module
  */
 import { fuzzCase } from "../tests/fuzz.ts";
+import { parseTaskArgs, usageError } from "../scenarios/_args.ts";
 
-const arg = (name: string, fallback: number) => {
-  const i = Deno.args.indexOf(name);
-  return i >= 0 ? Number(Deno.args[i + 1]) : fallback;
-};
+const USAGE = `Usage: deno task fuzz [--cases N] [--seed S] [--from K]
+
+Mutates the bundled configurations and trace (tests/fuzz.ts) and runs each case
+in its own process (30 s, 2 GiB): a case must run or fail as a located input
+error, and print no NaN. Hangs, crashes and NaN are findings.
+
+  --cases N   how many cases (default 1000)
+  --seed S    the campaign's seed (default 20261201; the suite uses 1)
+  --from K    the first case number (default 0), to resume or reproduce
+  -h, --help  show this help and exit
+
+Exit codes: 0 no finding; 1 findings; 2 bad arguments.`;
 
 // Child mode: run one case, report it on stdout as JSON.
 if (Deno.args[0] === "--one") {
@@ -20,6 +29,15 @@ if (Deno.args[0] === "--one") {
   console.log(JSON.stringify(r));
   Deno.exit(0);
 }
+
+const args = parseTaskArgs({ task: "fuzz", usage: USAGE, options: ["--cases", "--seed", "--from"] }, Deno.args);
+const arg = (name: string, fallback: number) => {
+  const v = args.options[name]?.at(-1);
+  if (v === undefined) return fallback;
+  const x = Number(v);
+  if (!Number.isSafeInteger(x) || x < 0) usageError("fuzz", `${name}: expected a non-negative integer, got '${v}'`);
+  return x;
+};
 
 const cases = arg("--cases", 1000);
 const seed = arg("--seed", 20261201);
