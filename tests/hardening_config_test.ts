@@ -220,3 +220,15 @@ Deno.test("finding 4: an override key named like a built-in property is an unkno
   );
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
 });
+
+Deno.test("finding 12: a scenario seed of 2^32 or more is an error, not a seed that wraps", () => {
+  const fs = memoryFs({
+    "i.yaml": INSTANCE_OK,
+    "c.yaml": COMMON_OK,
+    "s.yaml": "name: s\ninstance_config: i.yaml\ncommon_config: c.yaml\nseed: 4294967296\n",
+  });
+  assert.throws(
+    () => loadScenario("s.yaml", fs),
+    (e: Error) => e.message === "s.yaml:4:7: seed: expected an integer below 2^32 (4294967296), got 4294967296",
+  );
+});

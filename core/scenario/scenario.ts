@@ -19,6 +19,7 @@ import {
   nonNegativeInt,
   positiveInt,
   positiveNumber,
+  seedInt,
 } from "../config/schema.ts";
 import type { PathPart, YamlSource } from "../config/source.ts";
 import { closest, validate } from "../config/validate.ts";
@@ -65,7 +66,7 @@ export const ScenarioFileSchema = mapping({
   instances: InstanceFileSchema.optional().describe("An inline instance file (instead of instance_config)"),
   common_config: path().optional().describe("Common file, relative to this file"),
   common: CommonFileSchema.optional().describe("An inline common file (instead of common_config)"),
-  seed: nonNegativeInt().optional().describe("Overrides load_gen.seed"),
+  seed: seedInt().optional().describe("Overrides load_gen.seed"),
   seeds: z.union([
     positiveInt(),
     mapping({
