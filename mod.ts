@@ -45,6 +45,7 @@ export {
   loadConfig,
   PROFILE_RECORDS,
   resolveProfile,
+  ROUTING_POLICIES,
   YamlSource,
 } from "./core/config/mod.ts";
 export type {

@@ -284,7 +284,8 @@ export const LoadGenSchema = z.preprocess(
 );
 
 /** Routing policies (ext). */
-export const ROUTING_POLICIES = ["least_loaded", "round_robin", "least_kv", "random"] as const;
+export { ROUTING_POLICIES } from "../policy/mod.ts";
+import { ROUTING_POLICIES } from "../policy/mod.ts";
 
 /** KV admission policies (ext): vLLM's greedy, TensorRT-LLM's guaranteed_no_evict, SGLang's conservative. */
 export const ADMISSION_POLICIES = ["greedy", "guaranteed_no_evict", "conservative"] as const;

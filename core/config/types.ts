@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { RoutingPolicyName } from "../policy/mod.ts";
 
 /** `parallel_config` of an instance group. */
 export interface ParallelConfig {
@@ -250,7 +251,7 @@ export interface ServingConfig {
   /** ext: pinned KV blocks per engine; null = from memory. @default null */
   num_kv_blocks: number | null;
   /** ext: routing policy. @default "least_loaded" */
-  routing_policy: "least_loaded" | "round_robin" | "least_kv" | "random";
+  routing_policy: RoutingPolicyName;
   /**
    * ext: KV admission. `greedy` (vLLM): admit when the next chunk's blocks are
    * free, preempt the newest request when blocks run out. `guaranteed_no_evict`

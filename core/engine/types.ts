@@ -105,7 +105,8 @@ export interface WorkloadSpec {
 export type AdmissionPolicy = "greedy" | "guaranteed_no_evict" | "conservative";
 
 /** Routing policy names. */
-export type RoutingPolicyName = "least_loaded" | "round_robin" | "least_kv" | "random";
+import type { RoutingPolicyName } from "../policy/mod.ts";
+export type { RoutingPolicyName } from "../policy/mod.ts";
 
 /** Called once per engine step when profiling. */
 export interface StepRecord {

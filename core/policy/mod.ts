@@ -25,13 +25,19 @@ export { prefillFirstBatching } from "./prefill_first_batching.ts";
 export type { EngineLoad, Router } from "./router.ts";
 export { LeastKvRouter, LeastLoadedRouter, RandomRouter, RoundRobinRouter };
 
+/** The routing policies by name: the one list the config schema, the engine's input and the routers share. */
+export const ROUTING_POLICIES = ["least_loaded", "round_robin", "least_kv", "random"] as const;
+
+/** A routing policy's name. */
+export type RoutingPolicyName = (typeof ROUTING_POLICIES)[number];
+
 /**
  * Builds the router named in `serving_config.routing_policy`.
  *
  * @param name the policy
  * @param seed the run's seed (for `random`)
  */
-export function makeRouter(name: "least_loaded" | "round_robin" | "least_kv" | "random", seed: number): Router {
+export function makeRouter(name: RoutingPolicyName, seed: number): Router {
   switch (name) {
     case "least_loaded":
       return new LeastLoadedRouter();

@@ -18,7 +18,7 @@ import { ALL_STATISTICS, EXT_COLUMNS, METRIC_COLUMNS, OVERALL_KEYS } from "../me
 import type { Summary } from "../metrics/summary.ts";
 import { resolveMetric, RUN_METRICS } from "./metric_keys.ts";
 import type { MetricRef } from "./metric_keys.ts";
-import type { CheckResult } from "./runner.ts";
+import type { CheckResult } from "./check_result.ts";
 import { MAX_RATE_MEETING } from "./scenario.ts";
 import type { Scenario } from "./scenario.ts";
 

@@ -22,23 +22,11 @@ import type { RunOutput } from "../run.ts";
 import { evalExpr, holds, margin } from "./assertion.ts";
 import type { Bound } from "./assertion.ts";
 import { compareBaseline, readBaseline, snapshot } from "./baseline.ts";
+import type { CheckResult } from "./check_result.ts";
+export type { CheckResult } from "./check_result.ts";
 import { resolveMetric } from "./metric_keys.ts";
 import { MAX_RATE_MEETING, MIN_VALUE_MEETING } from "./scenario.ts";
 import type { ConfigRef, Measurement, Scenario, ScenarioAssertion, ScenarioOverride } from "./scenario.ts";
-
-/** The outcome of one check (an assertion, a point's assertion, the baseline). */
-export interface CheckResult {
-  /** A short name (the test step's). */
-  readonly name: string;
-  /** Whether it holds. */
-  readonly pass: boolean;
-  /** `file:line:col: key: expected …, got …` (and more lines for a baseline table). */
-  readonly message: string;
-  /** The value judged: the worst seed's, or the seed at the stated quantile (NaN for a baseline check). */
-  readonly actual: number;
-  /** The value of every seed, the first seed first (one value without `seeds`; absent for a baseline check). */
-  readonly values?: readonly number[];
-}
 
 /** How a simulated value compares with a measurement. */
 export interface MeasurementResult {
