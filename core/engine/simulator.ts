@@ -47,59 +47,225 @@ function newTable(n: number): RequestTable {
  * @returns per-request times, per-engine counters and unservable requests
  */
 export function simulate(input: SimulationInput, options: SimulationOptions = {}): SimulationResult {
-  const { workload: w } = input;
-  if (input.engines.length === 0) throw new RangeError("simulate: no engines");
-  const engines = input.engines.map((spec, i) => new Engine(i, spec));
-  const router = makeRouter(input.routing, w.seed);
-  // PD-disaggregated: requests go to prefill engines first, then to decode engines.
-  const front = engines.filter((e) => e.spec.role !== "decode");
-  const decoders = engines.filter((e) => e.spec.role === "decode");
-  const decodeRouter = makeRouter(input.routing, w.seed + 1);
-  const transfers = new TransferManager(
-    engines.map((e) => ({ out: e.spec.linkBandwidth / 1e6, in: e.spec.linkBandwidth / 1e6 })),
-  );
-  const source = w.source?.() ?? new SyntheticSource(
-    w.numRequests,
-    w.arrival,
-    w.classes ??
-      [{ name: "default", weight: 1, input: w.input, output: w.output, sharedPrefixTokens: 0, prefixGroups: 1 }],
-    w.seed,
-  );
-  if (source.count !== w.numRequests) {
-    throw new RangeError(`source yields ${source.count} of ${w.numRequests} requests`);
-  }
-  const queue = new EventQueue();
-  const table = newTable(w.numRequests);
-  const unservable = new Map<string, number>();
-  const backlog = new Deque<Request>();
-  // Requests on their way to each engine (the per-request latency is constant per engine: first in, first out).
-  const transit = engines.map(() => new Deque<Request>());
-  const { onStep, onProgress, onTransfer, onArrival } = options;
-  let next: RequestDraw | undefined; // the next request to arrive
-  let now = 0;
-  let arrived = 0;
-  let inflight = 0;
-  let done = 0;
+  return new Simulation(input, options).run();
+}
 
-  const record = (r: Request) => {
+/**
+ * One run's state and its event handlers, one method per event kind; the
+ * loop in {@link run} only pops events and advances the clock.
+ */
+class Simulation {
+  readonly #w: SimulationInput["workload"];
+  readonly #options: SimulationOptions;
+  readonly #engines: Engine[];
+  readonly #router: ReturnType<typeof makeRouter>;
+  readonly #decodeRouter: ReturnType<typeof makeRouter>;
+  /** PD-disaggregated: requests go to prefill engines first (`front`), then to decode engines. */
+  readonly #front: Engine[];
+  readonly #decoders: Engine[];
+  readonly #transfers: TransferManager;
+  readonly #source: { next(): RequestDraw; readonly count: number };
+  readonly #queue = new EventQueue();
+  readonly #table: RequestTable;
+  readonly #unservable = new Map<string, number>();
+  /** Requests the client holds back (max_concurrency). */
+  readonly #backlog = new Deque<Request>();
+  /** Requests on their way to each engine (the per-request latency is constant per engine: first in, first out). */
+  readonly #transit: Deque<Request>[];
+  /** The next request to arrive. */
+  #next: RequestDraw | undefined;
+  #now = 0;
+  #arrived = 0;
+  #inflight = 0;
+  #done = 0;
+
+  constructor(input: SimulationInput, options: SimulationOptions) {
+    const w = input.workload;
+    if (input.engines.length === 0) throw new RangeError("simulate: no engines");
+    this.#w = w;
+    this.#options = options;
+    this.#engines = input.engines.map((spec, i) => new Engine(i, spec));
+    this.#router = makeRouter(input.routing, w.seed);
+    this.#front = this.#engines.filter((e) => e.spec.role !== "decode");
+    this.#decoders = this.#engines.filter((e) => e.spec.role === "decode");
+    this.#decodeRouter = makeRouter(input.routing, w.seed + 1);
+    this.#transfers = new TransferManager(
+      this.#engines.map((e) => ({ out: e.spec.linkBandwidth / 1e6, in: e.spec.linkBandwidth / 1e6 })),
+    );
+    this.#source = w.source?.() ?? new SyntheticSource(
+      w.numRequests,
+      w.arrival,
+      w.classes ??
+        [{ name: "default", weight: 1, input: w.input, output: w.output, sharedPrefixTokens: 0, prefixGroups: 1 }],
+      w.seed,
+    );
+    if (this.#source.count !== w.numRequests) {
+      throw new RangeError(`source yields ${this.#source.count} of ${w.numRequests} requests`);
+    }
+    this.#table = newTable(w.numRequests);
+    this.#transit = this.#engines.map(() => new Deque<Request>());
+  }
+
+  /** Pops events until none is left, then checks that every request and block is accounted for. */
+  run(): SimulationResult {
+    const w = this.#w;
+    const queue = this.#queue;
+    if (w.numRequests > 0) {
+      this.#next = this.#source.next();
+      queue.push(this.#next.arrival, "ARRIVAL");
+    }
+    for (let ev = queue.pop(); ev; ev = queue.pop()) {
+      if (ev.time < this.#now) throw new RangeError(`clock went back from ${this.#now} to ${ev.time} µs`);
+      this.#now = ev.time;
+      switch (ev.kind) {
+        case "ARRIVAL":
+          this.#arrival();
+          break;
+        case "REQUEST_IN":
+          this.#requestIn(this.#engines[ev.target]);
+          break;
+        case "ENGINE_WAKE":
+          this.#engineWake(this.#engines[ev.target]);
+          break;
+        case "STEP_END":
+          this.#stepEnd(this.#engines[ev.target]);
+          break;
+        case "TRANSFER_END":
+          this.#transferEnd(ev.target, ev.version);
+          break;
+      }
+    }
+    this.#checkEnd();
+    return {
+      requests: this.#table,
+      unservable: this.#unservable,
+      endTime: this.#now,
+      engines: this.#engines.map((e) => e.stats()),
+    };
+  }
+
+  /** A request arrives at the client: it joins the backlog, and the next arrival is scheduled. */
+  #arrival(): void {
+    const w = this.#w;
+    const now = this.#now;
+    const d = this.#next!;
+    this.#options.onArrival?.(d);
+    const r = new Request(this.#arrived, d.input, d.output, now, d.prefix);
+    const table = this.#table;
+    table.arrival[this.#arrived] = now;
+    table.input[this.#arrived] = r.input;
+    table.output[this.#arrived] = r.output;
+    this.#arrived++;
+    this.#backlog.push(r);
+    if (this.#arrived < w.numRequests) {
+      const next = this.#source.next();
+      if (next.arrival < now) {
+        throw new RangeError(`request ${this.#arrived} arrives before request ${this.#arrived - 1}`);
+      }
+      this.#next = next;
+      this.#queue.push(next.arrival, "ARRIVAL");
+    }
+    this.#pump();
+  }
+
+  /** A sent request reaches its engine's queue after the per-request latency. */
+  #requestIn(e: Engine): void {
+    e.receive(this.#transit[e.index].shift()!);
+    this.#wake(e);
+  }
+
+  /** An idle engine forms its next step, if it has one, and starts it. */
+  #engineWake(e: Engine): void {
+    e.wakePending = false;
+    if (e.busy || !e.schedule()) return;
+    const now = this.#now;
+    e.busy = true;
+    e.stepStart = now;
+    const dt = Math.max(1, Math.round(e.spec.cost.stepTime(e.shape) * 1e6));
+    if (!(dt < Number.MAX_SAFE_INTEGER)) {
+      throw new RangeError(`engine ${e.spec.label}: step time is not finite (${dt} µs)`);
+    }
+    e.account(dt);
+    this.#options.onStep?.({
+      engine: e.index,
+      start: now,
+      duration: dt,
+      seqs: e.shape.seqs,
+      prefillTokens: e.shape.prefillTokens,
+      decodeTokens: e.shape.decodeSeqs,
+      kvBlocks: e.kv.used,
+      reservedBlocks: e.reserved,
+      waiting: e.waiting.size,
+    });
+    this.#queue.push(now + dt, "STEP_END", e.index);
+  }
+
+  /** A step ends: tokens land, finished requests leave, prompt-done requests go to decode engines. */
+  #stepEnd(e: Engine): void {
+    const finished = e.completeStep(this.#now);
+    for (const r of finished) {
+      this.#inflight--;
+      this.#record(r);
+    }
+    if (e.handoff.length) {
+      for (const r of e.handoff) this.#handOff(r);
+      e.handoff.length = 0;
+    }
+    if (finished.length) {
+      if (e.spec.role === "decode") this.#drainPending(e);
+      this.#options.onProgress?.(this.#done, this.#w.numRequests);
+      this.#pump();
+    }
+    if (e.hasWork) this.#wake(e);
+  }
+
+  /** A KV transfer completes (unless re-planned since): the prompt's blocks move to the decode engine. */
+  #transferEnd(id: number, version: number): void {
+    const transfers = this.#transfers;
+    const t = transfers.get(id);
+    if (!t || t.version !== version) return;
+    const now = this.#now;
+    const r = t.request;
+    const src = this.#engines[t.from];
+    const dst = this.#engines[t.to];
+    for (const x of transfers.finish(t, now)) {
+      this.#queue.push(transfers.finishTime(x, now), "TRANSFER_END", x.id, x.version);
+    }
+    src.releaseHeld(r);
+    src.transfers++;
+    dst.transfers++;
+    src.transferBytes += t.bytes;
+    dst.transferBytes += t.bytes;
+    src.transferTime += now - t.started;
+    dst.transferTime += now - t.started;
+    this.#options.onTransfer?.({ request: r.id, from: t.from, to: t.to, start: t.started, end: now, bytes: t.bytes });
+    dst.landed(r);
+    this.#wake(dst);
+    if (src.hasWork) this.#wake(src);
+  }
+
+  /** Writes a request's times into the table and counts it done. */
+  #record(r: Request): void {
     const id = r.id;
+    const table = this.#table;
     table.send[id] = r.send;
     table.firstToken[id] = r.firstToken;
     table.finish[id] = r.finish;
     table.preemptions[id] = r.preemptions;
     table.engine[id] = r.engine;
-    done++;
-  };
+    this.#done++;
+  }
 
-  const wake = (e: Engine) => {
+  /** Schedules an idle engine to look at its queue now (once). */
+  #wake(e: Engine): void {
     if (!e.busy && !e.wakePending) {
       e.wakePending = true;
-      queue.push(now, "ENGINE_WAKE", e.index);
+      this.#queue.push(this.#now, "ENGINE_WAKE", e.index);
     }
-  };
+  }
 
-  // The engines of `pool` that can serve a request of these lengths, or why none can.
-  const eligible = (pool: Engine[], input: number, output: number): Engine[] | string => {
+  /** The engines of `pool` that can serve a request of these lengths, or why none can. */
+  #eligible(pool: Engine[], input: number, output: number): Engine[] | string {
     const ok = [];
     let reason = "";
     for (const e of pool) {
@@ -109,189 +275,95 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
       else reason ||= `${e.spec.role === "both" ? "" : `${e.spec.role} engines: `}${why}`;
     }
     return ok.length ? ok : reason;
-  };
+  }
 
-  // Sends as many backlogged requests as max_concurrency allows.
-  const pump = () => {
-    while (inflight < w.maxConcurrency && backlog.size > 0) {
-      const r = backlog.shift()!;
+  /** Sends as many backlogged requests as max_concurrency allows. */
+  #pump(): void {
+    const now = this.#now;
+    while (this.#inflight < this.#w.maxConcurrency && this.#backlog.size > 0) {
+      const r = this.#backlog.shift()!;
       r.send = now;
-      let candidates = eligible(front, r.input, r.output);
-      if (typeof candidates !== "string" && decoders.length > 0 && r.output > 1) {
-        const d = eligible(decoders, r.input, r.output);
+      let candidates = this.#eligible(this.#front, r.input, r.output);
+      if (typeof candidates !== "string" && this.#decoders.length > 0 && r.output > 1) {
+        const d = this.#eligible(this.#decoders, r.input, r.output);
         if (typeof d === "string") candidates = d;
       }
       if (typeof candidates === "string") {
-        unservable.set(candidates, (unservable.get(candidates) ?? 0) + 1);
-        record(r);
+        this.#unservable.set(candidates, (this.#unservable.get(candidates) ?? 0) + 1);
+        this.#record(r);
         continue;
       }
-      inflight++;
-      const e = engines[router.choose(candidates).index];
+      this.#inflight++;
+      const e = this.#engines[this.#router.choose(candidates).index];
       const delay = e.spec.requestDelay ?? 0;
       if (delay > 0) {
         e.assign(r);
-        transit[e.index].push(r);
-        queue.push(now + delay, "REQUEST_IN", e.index);
+        this.#transit[e.index].push(r);
+        this.#queue.push(now + delay, "REQUEST_IN", e.index);
       } else {
         e.enqueue(r);
-        wake(e);
+        this.#wake(e);
       }
     }
-  };
+  }
 
-  // Starts the KV transfer of `r` from its prefill engine into decode engine `d` (blocks reserved).
-  const startTransfer = (r: Request, d: Engine) => {
-    const src = engines[r.engine];
+  /** Starts the KV transfer of `r` from its prefill engine into decode engine `d` (blocks reserved). */
+  #startTransfer(r: Request, d: Engine): void {
+    const now = this.#now;
+    const src = this.#engines[r.engine];
     const bytes = r.input * d.spec.kvTransferBytesPerToken;
     const latency = Math.round(Math.max(src.spec.linkLatency, d.spec.linkLatency) * 1e6);
-    for (const t of transfers.start(r, src.index, d.index, bytes, latency, now)) {
-      queue.push(transfers.finishTime(t, now), "TRANSFER_END", t.id, t.version);
+    for (const t of this.#transfers.start(r, src.index, d.index, bytes, latency, now)) {
+      this.#queue.push(this.#transfers.finishTime(t, now), "TRANSFER_END", t.id, t.version);
     }
-  };
+  }
 
-  // Places a prompt-done request on a decode engine; waits there if it has no room.
-  const handOff = (r: Request) => {
-    const pool = eligible(decoders, r.input, r.output) as Engine[];
-    const d = engines[decodeRouter.choose(pool).index];
-    if (d.pendingKv.size === 0 && d.reserveIncoming(r)) startTransfer(r, d);
+  /** Places a prompt-done request on a decode engine; it waits there if the engine has no room. */
+  #handOff(r: Request): void {
+    const pool = this.#eligible(this.#decoders, r.input, r.output) as Engine[];
+    const d = this.#engines[this.#decodeRouter.choose(pool).index];
+    if (d.pendingKv.size === 0 && d.reserveIncoming(r)) this.#startTransfer(r, d);
     else {
       d.kvWaits++;
       d.pendingKv.push(r);
     }
-  };
+  }
 
-  // Starts the transfers that now fit on decode engine `d`, oldest first.
-  const drainPending = (d: Engine) => {
+  /** Starts the transfers that now fit on decode engine `d`, oldest first. */
+  #drainPending(d: Engine): void {
     while (d.pendingKv.size > 0 && d.reserveIncoming(d.pendingKv.peek()!)) {
       const r = d.pendingKv.shift()!;
-      d.kvWaitTime += now - r.handoffAt;
-      startTransfer(r, d);
+      d.kvWaitTime += this.#now - r.handoffAt;
+      this.#startTransfer(r, d);
     }
-  };
+  }
 
-  if (w.numRequests > 0) {
-    next = source.next();
-    queue.push(next.arrival, "ARRIVAL");
-  }
-  for (let ev = queue.pop(); ev; ev = queue.pop()) {
-    if (ev.time < now) throw new RangeError(`clock went back from ${now} to ${ev.time} µs`);
-    now = ev.time;
-    switch (ev.kind) {
-      case "ARRIVAL": {
-        const d = next!;
-        onArrival?.(d);
-        const r = new Request(arrived, d.input, d.output, now, d.prefix);
-        table.arrival[arrived] = now;
-        table.input[arrived] = r.input;
-        table.output[arrived] = r.output;
-        arrived++;
-        backlog.push(r);
-        if (arrived < w.numRequests) {
-          next = source.next();
-          if (next.arrival < now) throw new RangeError(`request ${arrived} arrives before request ${arrived - 1}`);
-          queue.push(next.arrival, "ARRIVAL");
-        }
-        pump();
-        break;
+  /**
+   * Every request has left: only unreferenced prefix-cache blocks may still
+   * be in use, nothing may still be set aside, and no work or request may
+   * still be counted against an engine (the routers' measures).
+   */
+  #checkEnd(): void {
+    const w = this.#w;
+    if (this.#transfers.active > 0) throw new RangeError(`${this.#transfers.active} KV transfers never finished`);
+    if (this.#done !== w.numRequests) {
+      throw new RangeError(`simulation stalled: ${this.#done} of ${w.numRequests} requests accounted for`);
+    }
+    for (const e of this.#engines) {
+      const cached = e.cache?.size ?? 0;
+      if ((e.cache?.referenced ?? 0) !== 0) {
+        throw new RangeError(`engine ${e.spec.label}: ${e.cache!.referenced} prefix-cache references left over`);
       }
-      case "REQUEST_IN": {
-        const e = engines[ev.target];
-        e.receive(transit[ev.target].shift()!);
-        wake(e);
-        break;
+      if (e.kv.used !== cached || e.reserved !== 0) {
+        throw new RangeError(
+          `engine ${e.spec.label}: ${e.kv.used - cached} KV blocks and ${e.reserved} reserved blocks leaked`,
+        );
       }
-      case "ENGINE_WAKE": {
-        const e = engines[ev.target];
-        e.wakePending = false;
-        if (!e.busy && e.schedule()) {
-          e.busy = true;
-          e.stepStart = now;
-          const dt = Math.max(1, Math.round(e.spec.cost.stepTime(e.shape) * 1e6));
-          if (!(dt < Number.MAX_SAFE_INTEGER)) {
-            throw new RangeError(`engine ${e.spec.label}: step time is not finite (${dt} µs)`);
-          }
-          e.account(dt);
-          onStep?.({
-            engine: e.index,
-            start: now,
-            duration: dt,
-            seqs: e.shape.seqs,
-            prefillTokens: e.shape.prefillTokens,
-            decodeTokens: e.shape.decodeSeqs,
-            kvBlocks: e.kv.used,
-            reservedBlocks: e.reserved,
-            waiting: e.waiting.size,
-          });
-          queue.push(now + dt, "STEP_END", e.index);
-        }
-        break;
-      }
-      case "STEP_END": {
-        const e = engines[ev.target];
-        const finished = e.completeStep(now);
-        for (const r of finished) {
-          inflight--;
-          record(r);
-        }
-        if (e.handoff.length) {
-          for (const r of e.handoff) handOff(r);
-          e.handoff.length = 0;
-        }
-        if (finished.length) {
-          if (e.spec.role === "decode") drainPending(e);
-          onProgress?.(done, w.numRequests);
-          pump();
-        }
-        if (e.hasWork) wake(e);
-        break;
-      }
-      case "TRANSFER_END": {
-        const t = transfers.get(ev.target);
-        if (!t || t.version !== ev.version) break; // re-planned since
-        const r = t.request;
-        const src = engines[t.from];
-        const dst = engines[t.to];
-        for (const x of transfers.finish(t, now)) {
-          queue.push(transfers.finishTime(x, now), "TRANSFER_END", x.id, x.version);
-        }
-        src.releaseHeld(r);
-        src.transfers++;
-        dst.transfers++;
-        src.transferBytes += t.bytes;
-        dst.transferBytes += t.bytes;
-        src.transferTime += now - t.started;
-        dst.transferTime += now - t.started;
-        onTransfer?.({ request: r.id, from: t.from, to: t.to, start: t.started, end: now, bytes: t.bytes });
-        dst.landed(r);
-        wake(dst);
-        if (src.hasWork) wake(src);
-        break;
+      if (e.outstanding !== 0 || e.active !== 0) {
+        throw new RangeError(
+          `engine ${e.spec.label}: ${e.outstanding} tokens of work and ${e.active} requests left over`,
+        );
       }
     }
   }
-  if (transfers.active > 0) throw new RangeError(`${transfers.active} KV transfers never finished`);
-  if (done !== w.numRequests) {
-    throw new RangeError(`simulation stalled: ${done} of ${w.numRequests} requests accounted for`);
-  }
-  // Every request has left: only unreferenced prefix-cache blocks may still
-  // be in use, nothing may still be set aside, and no work or request may
-  // still be counted against an engine (the routers' measures).
-  for (const e of engines) {
-    const cached = e.cache?.size ?? 0;
-    if ((e.cache?.referenced ?? 0) !== 0) {
-      throw new RangeError(`engine ${e.spec.label}: ${e.cache!.referenced} prefix-cache references left over`);
-    }
-    if (e.kv.used !== cached || e.reserved !== 0) {
-      throw new RangeError(
-        `engine ${e.spec.label}: ${e.kv.used - cached} KV blocks and ${e.reserved} reserved blocks leaked`,
-      );
-    }
-    if (e.outstanding !== 0 || e.active !== 0) {
-      throw new RangeError(
-        `engine ${e.spec.label}: ${e.outstanding} tokens of work and ${e.active} requests left over`,
-      );
-    }
-  }
-  return { requests: table, unservable, endTime: now, engines: engines.map((e) => e.stats()) };
 }
