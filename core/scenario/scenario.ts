@@ -16,7 +16,6 @@ import {
   CommonFileSchema,
   InstanceFileSchema,
   mapping,
-  nonNegativeInt,
   positiveInt,
   positiveNumber,
   seedInt,
