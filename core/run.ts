@@ -50,6 +50,23 @@ export interface RunOptions extends SimulationOptions {
  * @param commonPath the common file
  * @param options seed override, file system, profiling hooks
  * @throws {InputError} on bad input or an impossible deployment
+ *
+ * @example Run two in-memory files
+ * ```ts
+ * import { runFiles } from "../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const files: Record<string, string> = { "i.yaml": i, "c.yaml": c };
+ * const fs = { readText: (p: string) => files[p], isDirectory: () => false };
+ * const out = runFiles(["i.yaml"], "c.yaml", { fs });
+ * assert.equal(out.summary.overall.total_requests, 4);
+ * assert.equal(out.summary.overall.total_output_tokens, 32);
+ * assert.ok(out.summary.perMetric["TTFT(s)"].MEDIAN > 0);
+ * ```
  */
 export function runFiles(instancePaths: readonly string[], commonPath: string, options: RunOptions = {}): RunOutput {
   return runLoaded(loadConfig(instancePaths, commonPath, options.fs), options);
@@ -60,6 +77,20 @@ export function runFiles(instancePaths: readonly string[], commonPath: string, o
  * (a scenario's, with its overrides applied).
  *
  * @throws {InputError} on bad input or an impossible deployment
+ *
+ * @example Run parsed sources
+ * ```ts
+ * import { runSources, YamlSource } from "../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * assert.equal(out.summary.overall.total_input_tokens, 4 * 128);
+ * assert.equal(out.result.requests.count, 4);
+ * ```
  */
 export function runSources(instances: readonly YamlSource[], common: YamlSource, options: RunOptions = {}): RunOutput {
   return runLoaded(loadConfigSources(instances, common, options.fs), options);
@@ -86,6 +117,21 @@ function cacheNote(s: Summary): string {
  * One line saying what was simulated (without wall time, so it is
  * deterministic): model, devices, instances, engines, KV capacity,
  * requests and simulated seconds.
+ *
+ * @example Say what a run simulated
+ * ```ts
+ * import { describeRun, runSources, YamlSource } from "../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const line = describeRun(out);
+ * assert.match(line, /^Simulated meta-llama\/Llama-3\.1-8B-Instruct \(8\.0B, DISABLED\) on 1 instance of 1 × H100/);
+ * assert.match(line, /: 1 engine, 4 requests of 128 in \/ 8 out at 2 req\/s constant, /);
+ * ```
  */
 export function describeRun(out: RunOutput): string {
   const { plan, summary } = out;
@@ -124,6 +170,22 @@ const gib = (b: number) => b / 2 ** 30;
  * group: the device profile and where its numbers come from, the parallel
  * layout, quantization, the memory plan of one device, KV capacity, and the
  * efficiencies and overheads the step-time model used.
+ *
+ * @example Read the deployment of each group
+ * ```ts
+ * import { deploymentSection, runSources, YamlSource } from "../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const [group] = deploymentSection(out);
+ * assert.equal(group.group, "group0");
+ * assert.equal(group.devices_per_instance, 1);
+ * assert.equal((group.device as { name: string }).name, "H100_SXM_80G");
+ * ```
  */
 export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
   return out.plan.groups.map((g) => {
@@ -214,7 +276,24 @@ function window(out: RunOutput): number {
   return out.result.endTime - (t.count > 0 ? t.arrival[0] : 0);
 }
 
-/** Per-group and per-instance figures of a run. */
+/**
+ * Per-group and per-instance figures of a run.
+ *
+ * @example Requests served per group and per instance
+ * ```ts
+ * import { pools, runSources, YamlSource } from "../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const { groups, instances } = pools(out);
+ * assert.equal(groups[0].served, 4);
+ * assert.equal(instances.length, 1);
+ * ```
+ */
 export function pools(out: RunOutput): { groups: PoolStats[]; instances: PoolStats[] } {
   return poolStats(out.plan.groups.map((g) => g.name), out.result.engines, window(out));
 }
@@ -222,6 +301,19 @@ export function pools(out: RunOutput): { groups: PoolStats[]; instances: PoolSta
 /**
  * Lines for stderr that diagnose the run: overload (achieved against
  * offered rate, client waits) and a KV cache too small for the workload.
+ *
+ * @example A run that kept up has nothing to diagnose
+ * ```ts
+ * import { diagnostics, runSources, YamlSource } from "../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * assert.deepEqual(diagnostics(out), []);
+ * ```
  */
 export function diagnostics(out: RunOutput): string[] {
   const { plan, summary, result } = out;
@@ -266,7 +358,24 @@ const poolJson = (p: PoolStats) => ({
   requests_served: p.served,
 });
 
-/** The ext `groups` and `instances` sections of the JSON output. */
+/**
+ * The ext `groups` and `instances` sections of the JSON output.
+ *
+ * @example The groups section of the JSON output
+ * ```ts
+ * import { poolSections, runSources, YamlSource } from "../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const { groups } = poolSections(out);
+ * assert.equal(groups.length, 1);
+ * assert.equal((groups[0] as { requests_served: number }).requests_served, 4);
+ * ```
+ */
 export function poolSections(out: RunOutput): { groups: unknown[]; instances: unknown[] } {
   const p = pools(out);
   return { groups: p.groups.map(poolJson), instances: p.instances.map(poolJson) };
@@ -275,6 +384,22 @@ export function poolSections(out: RunOutput): { groups: unknown[]; instances: un
 /**
  * The `--output_json` document of a run: the contract's two sections and
  * the ext `simulation`, `deployment`, `groups` and `instances` sections.
+ *
+ * @example The JSON document of a run
+ * ```ts
+ * import { runJson, runSources, YamlSource } from "../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const doc = JSON.parse(runJson(out));
+ * assert.equal(doc.overall_summary.total_requests, 4);
+ * assert.equal(doc.simulation.model, "meta-llama/Llama-3.1-8B-Instruct");
+ * assert.equal(doc.deployment[0].device.name, "H100_SXM_80G");
+ * ```
  */
 export function runJson(out: RunOutput): string {
   return formatSummaryJson(out.summary, {
@@ -285,7 +410,24 @@ export function runJson(out: RunOutput): string {
   });
 }
 
-/** The ext `simulation` section of the JSON output: what ran, deterministic. */
+/**
+ * The ext `simulation` section of the JSON output: what ran, deterministic.
+ *
+ * @example What ran, per engine
+ * ```ts
+ * import { runSources, simulationSection, YamlSource } from "../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const sim = simulationSection(out);
+ * assert.equal(sim.preemptions, 0);
+ * assert.equal((sim.engines as { requests_served: number }[])[0].requests_served, 4);
+ * ```
+ */
 export function simulationSection(out: RunOutput): Record<string, unknown> {
   const { plan, result, summary } = out;
   return {

@@ -98,6 +98,19 @@ const num = (x: number) => Number(x.toPrecision(6));
  * The low-precision matmul efficiency moves with the BF16 one.
  *
  * @param header comment lines (without `#`) to put on top
+ *
+ * @example A device file with fitted constants
+ * ```ts
+ * import { DEVICE_CATALOG, deviceFileText } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const d = DEVICE_CATALOG.H100_SXM_80G;
+ * const v = { matmul: 0.5, attention: 0.75, memory: 0.9, step_overhead: 5e-4, seq_overhead: 0, request_overhead: 0 };
+ * const text = deviceFileText(d, v, ["fitted by hand"]);
+ * assert.match(text, /^# fitted by hand\nname: H100_SXM_80G\n/);
+ * assert.match(text, /^efficiency: \{matmul: 0\.5, /m);
+ * assert.match(text, /^step_overhead_us: 500$/m);
+ * ```
  */
 export function deviceFileText(d: DeviceSpec, v: FitValues, header: readonly string[] = []): string {
   const T = 1e12;
@@ -146,6 +159,29 @@ const at = { file: "(calibration)" };
  * its request count, mean lengths, rate (Poisson) and max concurrency.
  *
  * @returns the metrics the run measured, simulated (median TTFT and TPOT from send, output tok/s)
+ *
+ * @example A larger step overhead, a longer TTFT
+ * ```ts
+ * import { DEVICE_CATALOG, readMeasurements, simulateRun, YamlSource } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const setup = {
+ *   instances: [new YamlSource("i.yaml", i)],
+ *   common: new YamlSource("c.yaml", c),
+ *   fs: { readText: () => "", isDirectory: () => false },
+ *   device: DEVICE_CATALOG.H100_SXM_80G,
+ * };
+ * const csv = "num_prompts,input_len,output_len,request_rate,median_ttft_ms,median_tpot_ms\n4,128,8,inf,20,8\n";
+ * const [run] = readMeasurements("r.csv", csv);
+ * const v = { matmul: 0.8, attention: 0.75, memory: 0.9, step_overhead: 5e-4, seq_overhead: 0, request_overhead: 0 };
+ * const fast = simulateRun(setup, v, run);
+ * const slow = simulateRun(setup, { ...v, step_overhead: 2e-3 }, run);
+ * assert.ok(slow.ttft! > fast.ttft!);
+ * ```
  */
 export function simulateRun(setup: CalibrationSetup, v: FitValues, run: MeasuredRun): MeasuredMetrics {
   const fs = trialFileSystem(setup.fs, setup.device, v);
@@ -345,6 +381,29 @@ export interface CalibrateOptions {
  * @param setup the deployment
  * @param runs the measured runs
  * @param options which constants (default all), how many folds (default 5; 0 or 1: none), iterations
+ *
+ * @example Fit the step overhead to one measured run
+ * ```ts
+ * import { calibrate, DEVICE_CATALOG, readMeasurements, YamlSource } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const setup = {
+ *   instances: [new YamlSource("i.yaml", i)],
+ *   common: new YamlSource("c.yaml", c),
+ *   fs: { readText: () => "", isDirectory: () => false },
+ *   device: DEVICE_CATALOG.H100_SXM_80G,
+ * };
+ * const csv = "num_prompts,input_len,output_len,request_rate,median_ttft_ms,median_tpot_ms\n4,128,8,inf,20,8\n";
+ * const runs = readMeasurements("r.csv", csv);
+ * const r = calibrate(setup, runs, { parameters: ["step_overhead"], folds: 0, iterations: 3 });
+ * assert.equal(r.points, 2); // median TTFT and TPOT
+ * assert.ok(r.errorAfter <= r.errorBefore);
+ * assert.equal(r.fitted.matmul, r.start.matmul); // not fitted: the catalog's
+ * ```
  */
 export function calibrate(
   setup: CalibrationSetup,

@@ -141,6 +141,28 @@ export function expandScenarioPaths(patterns: readonly string[], where: { file: 
  * or validation scenarios.
  *
  * @throws {InputError} on a bad manifest, configuration or measurement file (located), or groups on unlike devices
+ *
+ * @example A manifest of measured runs
+ * ```ts
+ * import { loadManifest } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const csv = "num_prompts,input_len,output_len,request_rate,median_ttft_ms,median_tpot_ms\n4,128,8,inf,20,8\n";
+ * const files: Record<string, string> = {
+ *   "cal.yaml": "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements: [{csv: r.csv}]\nfolds: 0\n",
+ *   "i.yaml": i,
+ *   "c.yaml": c,
+ *   "r.csv": csv,
+ * };
+ * const m = loadManifest("cal.yaml", { readText: (p) => files[p], isDirectory: () => false });
+ * assert.equal(m.kind, "runs");
+ * assert.equal(m.folds, 0);
+ * if (m.kind === "runs") assert.equal(m.runs[0].requests, 4);
+ * ```
  */
 export function loadManifest(file: string, fs: FileSystem): Manifest | ScenarioManifest {
   const src = readYaml(file, fs);

@@ -225,6 +225,24 @@ function profileFormat(o: Record<string, unknown>): "genai_perf" | "aiperf" | un
  * GenAI-Perf/AIPerf metric objects, a vLLM result (`completed`, token
  * totals), JSON lines of such results (SGLang), or a CSV whose header names
  * {@link CSV_COLUMNS}. Undefined when it is none of them.
+ *
+ * @example Tell benchmark results apart by content
+ * ```ts
+ * import { detectFormat } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const csv = "num_prompts,input_len,output_len,request_rate,median_ttft_ms,median_tpot_ms\n4,128,8,inf,20,8\n";
+ * const profile = JSON.stringify({
+ *   time_to_first_token: { unit: "ms", p50: 30 },
+ *   input_sequence_length: { unit: "tokens", avg: 200 },
+ *   output_sequence_length: { unit: "tokens", avg: 100 },
+ *   input_config: { request_count: 50, concurrency: 8 },
+ * });
+ * assert.equal(detectFormat(csv), "csv");
+ * assert.equal(detectFormat(profile), "genai_perf");
+ * assert.equal(detectFormat('{"completed": 10}'), "vllm");
+ * assert.equal(detectFormat("hello"), undefined);
+ * ```
  */
 export function detectFormat(text: string): MeasurementFormat | undefined {
   const trimmed = text.trim();
@@ -257,6 +275,23 @@ export function detectFormat(text: string): MeasurementFormat | undefined {
  * request rate (Poisson) or a concurrency (requests sent as others finish).
  *
  * @throws {InputError} at the offending key's line when the file is not such an export or lacks what a run needs
+ *
+ * @example A GenAI-Perf export at concurrency 8
+ * ```ts
+ * import { readProfileExport } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const profile = JSON.stringify({
+ *   time_to_first_token: { unit: "ms", p50: 30 },
+ *   input_sequence_length: { unit: "tokens", avg: 200 },
+ *   output_sequence_length: { unit: "tokens", avg: 100 },
+ *   input_config: { request_count: 50, concurrency: 8 },
+ * });
+ * const [run] = readProfileExport("profile.json", profile);
+ * assert.equal(run.requests, 50);
+ * assert.equal(run.maxConcurrency, 8);
+ * assert.deepEqual(run.metrics, { ttft: 0.03 });
+ * ```
  */
 export function readProfileExport(file: string, text: string): MeasuredRun[] {
   const o = parseJson(text, { file });
@@ -352,6 +387,18 @@ export function readProfileExport(file: string, text: string): MeasuredRun[] {
  * @param expected the format the manifest declared, if any (it picks the reader; a GenAI-Perf/AIPerf export
  *   declared as another tool's, or the reverse, is an error naming both)
  * @throws {InputError} when the format is unknown or not the declared one, or the file is bad
+ *
+ * @example Read a CSV of runs
+ * ```ts
+ * import { readMeasurements } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const csv = "num_prompts,input_len,output_len,request_rate,median_ttft_ms,median_tpot_ms\n4,128,8,inf,20,8\n";
+ * const [run] = readMeasurements("r.csv", csv);
+ * assert.equal(run.where, "r.csv:2");
+ * assert.equal(run.rate, Infinity);
+ * assert.deepEqual(run.metrics, { ttft: 0.02, tpot: 0.008 });
+ * ```
  */
 export function readMeasurements(file: string, text: string, expected?: MeasurementFormat): MeasuredRun[] {
   const found = detectFormat(text);

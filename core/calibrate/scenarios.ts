@@ -74,6 +74,30 @@ const configsOf = (s: Scenario): ConfigRef[] => (s.variants.size ? [...s.variant
  * @param files scenario files
  * @param options `engine`: keep only the scenarios of that engine
  * @throws {InputError} on a bad scenario or configuration, or one that cannot be calibrated (located at the scenario)
+ *
+ * @example A scenario with a measured figure is a case
+ * ```ts
+ * import { loadScenarioCases } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const scenario = `name: ttft
+ * instances: {${i}}
+ * common:
+ *   model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
+ *   load_gen: {load_gen_type: fixed_length, num_requests: 1, num_input_tokens: 128, num_output_tokens: 2}
+ * measured:
+ *   - {metric: ttft_from_send.median, value: 0.02, max_error: 0.2, source: a made-up figure}
+ * `;
+ * const fs = { readText: (p: string) => p === "s.yaml" ? scenario : "", isDirectory: () => false };
+ * const [kase] = loadScenarioCases(["s.yaml"], fs);
+ * assert.equal(kase.scenario.name, "ttft");
+ * assert.equal(kase.device.name, "H100_SXM_80G");
+ * assert.equal(kase.requests, 1);
+ * ```
  */
 export function loadScenarioCases(
   files: readonly string[],
@@ -228,6 +252,31 @@ const medianAbs = (errors: readonly number[]) =>
  * over cases) and pools the errors.
  *
  * @throws {InputError} when there is no case
+ *
+ * @example Fit one device to one case
+ * ```ts
+ * import { calibrateScenarios, loadScenarioCases } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const scenario = `name: ttft
+ * instances: {${i}}
+ * common:
+ *   model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
+ *   load_gen: {load_gen_type: fixed_length, num_requests: 1, num_input_tokens: 128, num_output_tokens: 2}
+ * measured:
+ *   - {metric: ttft_from_send.median, value: 0.02, max_error: 0.2, source: a made-up figure}
+ * `;
+ * const fs = { readText: (p: string) => p === "s.yaml" ? scenario : "", isDirectory: () => false };
+ * const cases = loadScenarioCases(["s.yaml"], fs);
+ * const r = calibrateScenarios(cases, fs, { parameters: ["step_overhead"], folds: 0, iterations: 3 });
+ * assert.equal(r.points, 1);
+ * assert.equal(r.devices[0].group, "H100_SXM_80G");
+ * assert.ok(r.errorAfter <= r.errorBefore);
+ * ```
  */
 export function calibrateScenarios(
   cases: readonly ScenarioCase[],

@@ -381,7 +381,20 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
   },
 ];
 
-/** The host costs a record gives a device, if any. */
+/**
+ * The host costs a record gives a device, if any.
+ *
+ * @example Host costs of an engine profile
+ * ```ts
+ * import { hostCostsOf, resolveProfile } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const context = { deviceName: "H100_SXM_80G", memoryBytes: 80e9, tp: 1 };
+ * const vllm = hostCostsOf(resolveProfile("vllm").record, context);
+ * assert.ok(vllm !== undefined && vllm.stepUs > 0);
+ * assert.equal(hostCostsOf(resolveProfile("lmdeploy").record, context), undefined); // none pinned
+ * ```
+ */
 export function hostCostsOf(record: ProfileRecord, c: ProfileContext): HostCosts | undefined {
   return typeof record.host === "function" ? record.host(c) : record.host;
 }
@@ -419,6 +432,17 @@ export interface ResolvedProfile {
  * is not after it. No version: the latest record. A version older than
  * every record or one that does not parse falls back to the nearest record,
  * with a notice.
+ *
+ * @example The record covering a version
+ * ```ts
+ * import { resolveProfile } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const latest = resolveProfile("vllm");
+ * assert.equal(latest.record.engine, "vllm");
+ * assert.equal(resolveProfile("vllm", "99.0").record, latest.record);
+ * assert.match(resolveProfile("vllm", "0.1.0").notice!, /older than every profile/);
+ * ```
  */
 export function resolveProfile(engine: EngineName, version?: string, backend?: EngineBackend): ResolvedProfile {
   // The records of the backend asked for; the default backend's (records without one) otherwise.
@@ -468,6 +492,26 @@ export interface ProfiledServing {
  * is returned as it is.
  *
  * @param written the `serving_config` keys the user's file (with overrides) holds
+ *
+ * @example Fill what the file left out from the vLLM profile
+ * ```ts
+ * import { applyProfile, loadConfig } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const files: Record<string, string> = { "i.yaml": i, "c.yaml": c };
+ * const fs = { readText: (p: string) => files[p], isDirectory: () => false };
+ * const serving = loadConfig(["i.yaml"], "c.yaml", fs).common.serving_config;
+ * const context = { deviceName: "H100_SXM_80G", memoryBytes: 80e9, tp: 1 };
+ * const p = applyProfile({ ...serving, engine: "vllm" }, new Set(["max_num_seqs"]), context);
+ * assert.equal(p.serving.max_num_seqs, serving.max_num_seqs); // written by the user: kept
+ * assert.equal(p.serving.enable_prefix_caching, true); // vLLM V1's default
+ * assert.ok(!("max_num_seqs" in p.profile!.supplied));
+ * assert.equal(applyProfile(serving, new Set(), context).profile, undefined); // no engine: as it is
+ * ```
  */
 export function applyProfile(
   sc: ServingConfig,

@@ -42,7 +42,20 @@ export class InputError extends TypeError {
   }
 }
 
-/** Formats `file:line:col: key.path: detail`, leaving out the parts that are unknown. */
+/**
+ * Formats `file:line:col: key.path: detail`, leaving out the parts that are unknown.
+ *
+ * @example Locate a message
+ * ```ts
+ * import { formatInputError } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const at = { file: "c.yaml", line: 3, col: 5, keyPath: "load_gen.num_requests" };
+ * const message = formatInputError(at, "expected a positive integer");
+ * assert.equal(message, "c.yaml:3:5: load_gen.num_requests: expected a positive integer");
+ * assert.equal(formatInputError({ file: "c.yaml" }, "cannot read"), "c.yaml: cannot read");
+ * ```
+ */
 export function formatInputError(loc: SourceLocation, detail: string): string {
   let head = loc.file;
   if (loc.line !== undefined) {

@@ -397,6 +397,25 @@ function resolveDevice(g: InstanceGroupConfig, src: YamlSource, path: readonly P
  * @param commonPath the common file
  * @param fs where to read from (default: the real filesystem)
  * @throws {InputError} for any bad input, located at file:line:col and key path
+ *
+ * @example Load in-memory files; bad input is located
+ * ```ts
+ * import { InputError, loadConfig } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const files: Record<string, string> = { "i.yaml": i, "c.yaml": c };
+ * const fs = { readText: (p: string) => files[p], isDirectory: () => false };
+ * const cfg = loadConfig(["i.yaml"], "c.yaml", fs);
+ * assert.equal(cfg.model.id, "meta-llama/Llama-3.1-8B-Instruct");
+ * assert.equal(cfg.groups.length, 1);
+ * files["c.yaml"] = c.replace("num_requests: 4", "num_requests: 0");
+ * assert.throws(() => loadConfig(["i.yaml"], "c.yaml", fs), InputError);
+ * assert.throws(() => loadConfig(["i.yaml"], "c.yaml", fs), /^InputError: c\.yaml:2:\d+: load_gen\.num_requests: /);
+ * ```
  */
 export function loadConfig(
   instancePaths: readonly string[],

@@ -204,6 +204,24 @@ function kernelTablesOf(p: ProfiledServing, device: string): KernelTables | unde
  *
  * @throws {InputError} for a deployment that cannot run (model too large,
  *   layout not dividing the model, unsupported topology)
+ *
+ * @example Resolve the engines of a configuration
+ * ```ts
+ * import { buildPlan, loadConfig } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const files: Record<string, string> = { "i.yaml": i, "c.yaml": c };
+ * const fs = { readText: (p: string) => files[p], isDirectory: () => false };
+ * const plan = buildPlan(loadConfig(["i.yaml"], "c.yaml", fs), { seed: 7 });
+ * assert.equal(plan.input.engines.length, 1);
+ * assert.equal(plan.input.workload.seed, 7);
+ * assert.equal(plan.groups[0].device.name, "H100_SXM_80G");
+ * assert.ok(plan.groups[0].memory.kvTokens > 100_000);
+ * ```
  */
 export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): SimulationPlan {
   const { common, model } = cfg;

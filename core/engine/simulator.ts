@@ -45,6 +45,24 @@ function newTable(n: number): RequestTable {
  * @param input engines, workload and routing policy
  * @param options profiling and progress hooks (they do not change results)
  * @returns per-request times, per-engine counters and unservable requests
+ *
+ * @example Simulate a resolved plan
+ * ```ts
+ * import { buildPlan, loadConfig, simulate } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const files: Record<string, string> = { "i.yaml": i, "c.yaml": c };
+ * const fs = { readText: (p: string) => files[p], isDirectory: () => false };
+ * const result = simulate(buildPlan(loadConfig(["i.yaml"], "c.yaml", fs)).input);
+ * const t = result.requests;
+ * assert.equal(t.count, 4);
+ * for (let k = 0; k < t.count; k++) assert.ok(t.arrival[k] <= t.firstToken[k] && t.firstToken[k] < t.finish[k]);
+ * assert.equal(result.engines[0].served, 4);
+ * ```
  */
 export function simulate(input: SimulationInput, options: SimulationOptions = {}): SimulationResult {
   return new Simulation(input, options).run();

@@ -56,6 +56,25 @@ const RUNTIME_BYTES = 2 ** 30;
  *
  * @param cost the engine's cost model (for weight and KV sizes)
  * @param limits serving limits
+ *
+ * @example KV capacity at a smaller memory share, or a pinned block count
+ * ```ts
+ * import { buildPlan, loadConfig, planMemory } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const files: Record<string, string> = { "i.yaml": i, "c.yaml": c };
+ * const fs = { readText: (p: string) => files[p], isDirectory: () => false };
+ * const g = buildPlan(loadConfig(["i.yaml"], "c.yaml", fs)).groups[0];
+ * const limits = { memoryFraction: 0.5, blockSize: 16, maxTokens: 8192, maxSeqs: 256, pinnedBlocks: null };
+ * const half = planMemory(g.cost, limits);
+ * assert.ok(half.kvTokens < g.memory.kvTokens);
+ * assert.equal(half.kvTokens, half.kvBlocks * 16);
+ * assert.equal(planMemory(g.cost, { ...limits, pinnedBlocks: 100 }).kvBlocks, 100);
+ * ```
  */
 export function planMemory(cost: RooflineCostModel, limits: MemoryLimits): MemoryPlan {
   const { model: m, device: d, layout: l } = cost.input;

@@ -68,6 +68,22 @@ function pool(group: string, instance: number, es: readonly EngineStats[], windo
  * @param names group names, by group index
  * @param engines every engine's counters
  * @param window µs the time averages are taken over (the run, from the first arrival)
+ *
+ * @example Pool the engines of a run
+ * ```ts
+ * import { poolStats, runSources, YamlSource } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const { groups } = poolStats(["h100"], out.result.engines, out.result.endTime);
+ * assert.equal(groups[0].group, "h100");
+ * assert.equal(groups[0].served, 4);
+ * assert.equal(groups[0].preemptions, 0);
+ * ```
  */
 export function poolStats(
   names: readonly string[],

@@ -97,6 +97,21 @@ function waitSlope(t: RequestTable, from: number): number {
  * is reported.
  *
  * @param t the per-request table (arrival order)
+ *
+ * @example A light load is kept up with
+ * ```ts
+ * import { loadStats, runSources, YamlSource } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const load = loadStats(out.result.requests);
+ * assert.equal(load.offeredRate, 2); // the default rate
+ * assert.equal(load.keepsUp, true);
+ * ```
  */
 export function loadStats(t: RequestTable): LoadStats {
   const n = t.count;

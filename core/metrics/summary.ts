@@ -253,6 +253,22 @@ export interface SummaryOptions {
  *
  * @param result a finished simulation
  * @param options goodput SLOs
+ *
+ * @example Summarize a simulation
+ * ```ts
+ * import { runSources, summarize, YamlSource } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const s = summarize(out.result);
+ * assert.equal(s.overall.total_requests, 4);
+ * assert.equal(s.perMetric.OUTPUT_TOKENS.AVERAGE, 8);
+ * assert.ok(s.perMetric["TTFT(s)"].P99 < s.perMetric["E2E_TIME(s)"].P99);
+ * ```
  */
 export function summarize(result: SimulationResult, options: SummaryOptions = {}): Summary {
   const t = result.requests;

@@ -93,6 +93,29 @@ function num(cfg: HfConfig, key: keyof HfConfig, fail: FieldError, fallback?: nu
  * @param id the name to show for the model
  * @param cfg the parsed config.json
  * @param fail called with the field name on a missing or invalid field
+ *
+ * @example Read a config.json; a missing field goes to the callback
+ * ```ts
+ * import { modelSpecFromHf } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const fail = (field: string, detail: string): never => {
+ *   throw new Error(`${field}: ${detail}`);
+ * };
+ * const cfg = {
+ *   hidden_size: 4096,
+ *   num_hidden_layers: 32,
+ *   num_attention_heads: 32,
+ *   num_key_value_heads: 8,
+ *   intermediate_size: 14336,
+ *   vocab_size: 128256,
+ * };
+ * const m = modelSpecFromHf("my-llama", cfg, fail);
+ * assert.equal(m.family, "dense");
+ * assert.equal(m.headDim, 128); // hidden / heads when head_dim is absent
+ * const noHidden = { ...cfg, hidden_size: undefined };
+ * assert.throws(() => modelSpecFromHf("x", noHidden, fail), /^Error: hidden_size: missing required field$/);
+ * ```
  */
 export function modelSpecFromHf(id: string, cfg: HfConfig, fail: FieldError): ModelSpec {
   const hidden = num(cfg, "hidden_size", fail);
@@ -186,6 +209,20 @@ function attentionParams(m: ModelSpec): number {
 /**
  * Counts parameters from the architecture (MTP modules excluded, as in the
  * published totals).
+ *
+ * @example Llama-3.1-8B has 8.03 B parameters
+ * ```ts
+ * import { MODEL_CATALOG, modelSpecFromHf, paramCounts } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const fail = (field: string, detail: string): never => {
+ *   throw new Error(`${field}: ${detail}`);
+ * };
+ * const m = modelSpecFromHf("llama", MODEL_CATALOG["meta-llama/Llama-3.1-8B-Instruct"], fail);
+ * const p = paramCounts(m);
+ * assert.equal(p.total, 8_030_261_248);
+ * assert.equal(p.active, p.total); // dense
+ * ```
  */
 export function paramCounts(m: ModelSpec): ParamCounts {
   const h = m.hidden;
@@ -263,7 +300,21 @@ export function kvValuesPerTokenPerLayer(m: ModelSpec): number {
   return 2 * m.kvHeads * m.headDim;
 }
 
-/** KV-cache bytes per token for the whole model on one device (no parallelism). */
+/**
+ * KV-cache bytes per token for the whole model on one device (no parallelism).
+ *
+ * @example KV cache per token of Llama-3.1-8B in BF16
+ * ```ts
+ * import { kvBytesPerToken, MODEL_CATALOG, modelSpecFromHf } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const fail = (field: string, detail: string): never => {
+ *   throw new Error(`${field}: ${detail}`);
+ * };
+ * const m = modelSpecFromHf("llama", MODEL_CATALOG["meta-llama/Llama-3.1-8B-Instruct"], fail);
+ * assert.equal(kvBytesPerToken(m, 2), 32 * 2 * 8 * 128 * 2); // layers × K and V × kv heads × head dim × bytes
+ * ```
+ */
 export function kvBytesPerToken(m: ModelSpec, bytesPerValue: number): number {
   return m.layers * kvValuesPerTokenPerLayer(m) * bytesPerValue;
 }

@@ -16,6 +16,23 @@ const rate = (x: number) => `${x.toFixed(1)} req/s`;
  *
  * @param s the run's summary
  * @param maxConcurrency the client's `max_concurrency`
+ *
+ * @example 20 requests at 1,000 req/s, one at a time
+ * ```ts
+ * import { overloadSummary, runSources, YamlSource } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const busy = c.replace("num_output_tokens: 8", "num_output_tokens: 8, num_requests: 20, request_rate: 1000")
+ *   .replace("num_requests: 4, ", "") + "\nserving_config: {max_concurrency: 1}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", busy));
+ * assert.match(overloadSummary(out.summary, 1)!, /^the deployment does not keep up .* of 1000\.0 req\/s offered/);
+ * const calm = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * assert.equal(overloadSummary(calm.summary, 256), undefined);
+ * ```
  */
 export function overloadSummary(s: Summary, maxConcurrency: number): string | undefined {
   const l = s.load;
@@ -53,6 +70,23 @@ export interface GroupKv {
  * @param s the run's summary
  * @param kv each group's KV capacity
  * @param tokensPerRequest mean prompt + output tokens of the workload's requests
+ *
+ * @example Preemptions name the KV capacity
+ * ```ts
+ * import { kvStarvedLine, runSources, YamlSource } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const kv = [{ group: "group0", tokensPerEngine: 512 }];
+ * assert.equal(kvStarvedLine(out.summary, kv, 136), undefined); // no preemption: not starved
+ * const line = kvStarvedLine({ ...out.summary, preemptions: 3 }, kv, 136);
+ * assert.match(line!, /^KV cache holds 512 tokens per engine \(3 requests of this workload\)/);
+ * assert.match(line!, /: 0 unservable, 3 preemptions; /);
+ * ```
  */
 export function kvStarvedLine(s: Summary, kv: readonly GroupKv[], tokensPerRequest: number): string | undefined {
   const unservable = s.unservable.filter((u) => u.reason.includes("KV cache")).reduce((n, u) => n + u.count, 0);

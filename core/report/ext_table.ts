@@ -29,6 +29,21 @@ export const EXT_TABLE_ROWS = ["AVERAGE", "MEDIAN", "P90", "P95", "P99", "P99.9"
  *
  * @param s the run's summary
  * @returns the text, ending with a newline
+ *
+ * @example Latency tails and load
+ * ```ts
+ * import { formatExtSection, runSources, YamlSource } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const text = formatExtSection(out.summary);
+ * assert.match(text, /^={8} Latency Tails, from Send and from Arrival \(ext\) ={8}$/m);
+ * assert.match(text, /^keeps_up +yes$/m);
+ * ```
  */
 export function formatExtSection(s: Summary): string {
   const lines = ["======== Latency Tails, from Send and from Arrival (ext) ========"];

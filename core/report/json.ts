@@ -15,6 +15,22 @@ export type JsonExtras = Record<string, unknown>;
  *
  * @param s the run's summary
  * @param extras more top-level sections, such as `simulation`
+ *
+ * @example The contract's sections and extras
+ * ```ts
+ * import { formatSummaryJson, runSources, YamlSource } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const doc = JSON.parse(formatSummaryJson(out.summary, { note: "hello" }));
+ * assert.equal(doc.overall_summary.total_requests, 4);
+ * assert.equal(doc.per_metric_summary.INPUT_TOKENS.MEDIAN, 128);
+ * assert.equal(doc.note, "hello");
+ * ```
  */
 export function formatSummaryJson(s: Summary, extras: JsonExtras = {}): string {
   const doc = {
@@ -31,6 +47,22 @@ export function formatSummaryJson(s: Summary, extras: JsonExtras = {}): string {
  * rates, goodput) and `headroom`.
  *
  * @param s the run's summary
+ *
+ * @example Load and headroom as JSON
+ * ```ts
+ * import { runSources, summaryExtSections, YamlSource } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const ext = summaryExtSections(out.summary) as { load: { keeps_up: boolean; offered_rate: number } };
+ * assert.deepEqual(Object.keys(ext), ["ext_metric_summary", "load", "headroom"]);
+ * assert.equal(ext.load.keeps_up, true);
+ * assert.equal(ext.load.offered_rate, 2);
+ * ```
  */
 export function summaryExtSections(s: Summary): JsonExtras {
   const l = s.load;

@@ -34,6 +34,21 @@ interface TraceEvent {
  * @param requests per-request times
  * @param transfers KV transfers (PD-disaggregated runs): an async slice each
  *   in process 3, and a flow arrow from the sending to the receiving engine
+ *
+ * @example A trace of each request's phases
+ * ```ts
+ * import { formatChromeTrace, runSources, YamlSource } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const trace = JSON.parse(formatChromeTrace(["engine 0"], [], out.result.requests));
+ * const begins = trace.traceEvents.filter((e: { ph: string }) => e.ph === "b");
+ * assert.deepEqual(begins.slice(0, 2).map((e: { name: string }) => e.name), ["prefill", "decode"]);
+ * ```
  */
 export function formatChromeTrace(
   engines: readonly string[],
@@ -106,6 +121,22 @@ export function formatChromeTrace(
 /**
  * The per-request CSV: one row per request, times in seconds (empty when
  * the request was never served).
+ *
+ * @example One CSV row per request
+ * ```ts
+ * import { formatRequestCsv, runSources, YamlSource } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const rows = formatRequestCsv(out.result.requests).trimEnd().split("\n");
+ * assert.equal(rows.length, 1 + 4);
+ * assert.match(rows[0], /^id,arrival_s,send_s,first_token_s,finish_s,input_tokens,output_tokens/);
+ * assert.match(rows[1], /^0,0\.000000,0\.000000,[\d.]+,[\d.]+,128,8,0,0$/);
+ * ```
  */
 export function formatRequestCsv(requests: RequestTable): string {
   const sec = (us: number) => (us < 0 ? "" : (us / 1e6).toFixed(6));

@@ -70,6 +70,22 @@ export function formatKeyValue(key: string, value: number): string {
  *
  * @param s the run's summary
  * @returns the text, ending with a newline
+ *
+ * @example The guide's table
+ * ```ts
+ * import { formatSummaryTable, runSources, YamlSource } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
+ * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
+ * const text = formatSummaryTable(out.summary);
+ * assert.match(text, /^ +E2E_TIME\(s\) +TTFT\(s\) +TPOT\(s\)/);
+ * assert.match(text, /^total_requests +4\.000$/m);
+ * assert.ok(text.endsWith("\n"));
+ * ```
  */
 export function formatSummaryTable(s: Pick<Summary, "perMetric" | "overall">): string {
   const lines = formatFrame(METRIC_COLUMNS, STATISTICS, (c, st) => s.perMetric[c as MetricColumn][st as Statistic]);
