@@ -60,7 +60,35 @@ function goodputSlo(v: string, prev: GoodputSlos | undefined): GoodputSlos {
   return { ...prev, [m[1] === "e2el" ? "e2e" : m[1]]: seconds };
 }
 
-function program(): Command {
+/**
+ * Where {@link main} writes: its standard output and standard error (the
+ * process's by default; a test passes its own to read them in-process).
+ */
+export interface CliOutput {
+  /** Writes text to standard output. */
+  stdout(text: string): void;
+  /** Writes text to standard error. */
+  stderr(text: string): void;
+  /** Whether standard error is a terminal (the progress bar shows only there); false when absent. */
+  isTerminal?(): boolean;
+}
+
+const encoder = new TextEncoder();
+
+/** Writes all of `text` to `file`. */
+function writeAllSync(file: { writeSync(p: Uint8Array): number }, text: string): void {
+  const bytes = encoder.encode(text);
+  for (let off = 0; off < bytes.length;) off += file.writeSync(bytes.subarray(off));
+}
+
+/** The process's standard output and standard error. */
+export const PROCESS_OUTPUT: CliOutput = {
+  stdout: (text) => writeAllSync(Deno.stdout, text),
+  stderr: (text) => writeAllSync(Deno.stderr, text),
+  isTerminal: () => Deno.stderr.isTerminal(),
+};
+
+function program(io: CliOutput): Command {
   return new Command()
     .name("servingcast")
     .description(
@@ -104,15 +132,14 @@ function program(): Command {
     .option("--quiet", "print only the summary (no notes, no description line)")
     .addOption(new Option("--format <format>", "stdout format").choices(["table", "json", "csv"]).default("table"))
     .exitOverride()
-    .configureOutput({ writeErr: (s) => Deno.stderr.writeSync(new TextEncoder().encode(s)) });
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) });
 }
 
-const encoder = new TextEncoder();
-const err = (s: string) => Deno.stderr.writeSync(encoder.encode(s + "\n"));
-
 /** A progress bar on stderr, shown only on a terminal and only once a run has taken a second. */
-async function progressHook(): Promise<{ onProgress?: (done: number, total: number) => void; stop: () => void }> {
-  if (!Deno.stderr.isTerminal()) return { stop: () => {} };
+async function progressHook(
+  io: CliOutput,
+): Promise<{ onProgress?: (done: number, total: number) => void; stop: () => void }> {
+  if (!io.isTerminal?.()) return { stop: () => {} };
   const { default: cliProgress } = await import("cli-progress");
   const start = performance.now();
   let bar: InstanceType<typeof cliProgress.SingleBar> | undefined;
@@ -205,12 +232,14 @@ function writeProfile(dir: string, out: RunOutput, steps: StepRecord[], transfer
  * Runs the command line.
  *
  * @param args the arguments (without the program name)
+ * @param io where to write (default: the process's standard output and error)
  * @returns the exit code
  */
-export async function main(args: string[]): Promise<number> {
+export async function main(args: string[], io: CliOutput = PROCESS_OUTPUT): Promise<number> {
+  const err = (s: string) => io.stderr(s + "\n");
   let opts: CliOptions;
   try {
-    const cmd = program();
+    const cmd = program(io);
     cmd.parse(args, { from: "user" });
     opts = cmd.opts<CliOptions>();
   } catch (e) {
@@ -223,7 +252,7 @@ export async function main(args: string[]): Promise<number> {
   }
   if (opts.listModels || opts.listDevices) {
     const tables = [...(opts.listModels ? [modelTable()] : []), ...(opts.listDevices ? [deviceTable()] : [])];
-    await Deno.stdout.write(encoder.encode(tables.map(formatCatalogText).join("\n")));
+    io.stdout(tables.map(formatCatalogText).join("\n"));
     return 0;
   }
   const given = [opts.instance_config_path !== undefined, opts.common_config_path !== undefined];
@@ -246,7 +275,7 @@ export async function main(args: string[]): Promise<number> {
     return 2;
   }
   try {
-    return await runMain(opts);
+    return await runMain(opts, io);
   } catch (e) {
     if (!(e instanceof OutputError)) throw e;
     err(`servingcast: ${e.message}`);
@@ -254,14 +283,15 @@ export async function main(args: string[]): Promise<number> {
   }
 }
 
-async function runMain(opts: CliOptions): Promise<number> {
+async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
+  const err = (s: string) => io.stderr(s + "\n");
   const instances = opts.instance_config_path ?? [EXAMPLE.instance];
   const common = opts.common_config_path ?? EXAMPLE.common;
 
   const steps: StepRecord[] = [];
   const transfers: TransferRecord[] = [];
   const dump = opts.dump_requests ? new LineWriter(opts.dump_requests) : undefined;
-  const progress = await progressHook();
+  const progress = await progressHook(io);
   const wallStart = performance.now();
   let out: RunOutput;
   try {
@@ -301,7 +331,7 @@ async function runMain(opts: CliOptions): Promise<number> {
     : opts.format === "csv"
     ? formatRequestCsv(out.result.requests)
     : formatSummaryTable(out.summary) + formatExtSection(out.summary) + formatGroupTable(pools(out).groups);
-  await Deno.stdout.write(encoder.encode(text));
+  io.stdout(text);
   if (opts.output_json) {
     const path = opts.output_json;
     writeFor("--output_json", path, () => Deno.writeTextFileSync(path, json()));
@@ -323,6 +353,7 @@ if (import.meta.main) {
   try {
     Deno.exitCode = await main(Deno.args);
   } catch (e) {
+    const err = (s: string) => PROCESS_OUTPUT.stderr(s + "\n");
     err(`servingcast: internal error: ${e instanceof Error ? e.message : String(e)}`);
     if (Deno.env.get("SERVINGCAST_DEBUG")) err(e instanceof Error ? e.stack ?? "" : "");
     Deno.exitCode = 1;

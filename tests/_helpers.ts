@@ -6,6 +6,7 @@
  */
 
 import type { FileSystem } from "../core/config/load.ts";
+import { main } from "../cli.ts";
 
 /** The repository root. */
 export const ROOT = new URL("..", import.meta.url).pathname;
@@ -33,8 +34,20 @@ export async function runDeno(args: string[], cwd = ROOT): Promise<CliRun> {
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
-/** Runs `deno run cli.ts ...args` from `cwd` (default: the repository root). */
-export function runCli(args: string[], cwd = ROOT): Promise<CliRun> {
+/**
+ * Runs the command line in this process, `main(args)` of cli.ts with its output captured: the exit code, stdout and
+ * stderr exactly as `deno task sim` prints them. The entry point itself (Deno starting cli.ts, its exit code) is
+ * covered by {@link runCliProcess}.
+ */
+export async function runCli(args: string[]): Promise<CliRun> {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(args, { stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s) });
+  return { code, stdout, stderr };
+}
+
+/** Runs `deno run cli.ts ...args` in a new process from `cwd` (default: the repository root). */
+export function runCliProcess(args: string[], cwd = ROOT): Promise<CliRun> {
   return runDeno(["run", "--quiet", "--allow-read", "--allow-write", "--allow-env", `${ROOT}cli.ts`, ...args], cwd);
 }
 

@@ -1,9 +1,11 @@
 /**
  * Bad input never crashes: each case exits 2 with one line
  * `file:line:col: key.path: message` on stderr and nothing on stdout.
+ * The cases call cli.ts's main in this process; one also runs as
+ * `deno task sim`, so that the exit code of the process is checked too.
  */
 import assert from "node:assert/strict";
-import { COMMON_OK, INSTANCE_OK, runCli, writeTemp } from "./_helpers.ts";
+import { type CliRun, COMMON_OK, INSTANCE_OK, runCli, runTask, writeTemp } from "./_helpers.ts";
 
 interface Case {
   /** What is wrong. */
@@ -156,26 +158,34 @@ const cases: Case[] = [
   },
 ];
 
-for (const c of cases) {
-  Deno.test(`bad input: ${c.name} exits 2 with one located line`, async () => {
-    const files: Record<string, string> = { "i.yaml": c.instance ?? INSTANCE_OK, "c.yaml": c.common ?? COMMON_OK };
-    const dir = writeTemp({});
-    for (const [name, text] of Object.entries({ ...files, ...c.extra })) {
-      if (text === "") Deno.mkdirSync(dir + name, { recursive: true });
-      else Deno.writeTextFileSync(dir + name, text);
-    }
-    const args = c.args?.(dir) ?? ["--instance_config_path", `${dir}i.yaml`, "--common_config_path", `${dir}c.yaml`];
-    const run = await runCli(args);
-    assert.equal(run.code, 2, `exit code; stderr: ${run.stderr}`);
-    assert.equal(run.stdout, "");
-    const lines = run.stderr.trimEnd().split("\n");
-    assert.equal(lines.length, 1, `one line on stderr, got:\n${run.stderr}`);
-    const line = lines[0].replaceAll(dir, "DIR");
-    if (typeof c.expect === "string") assert.equal(line, c.expect);
-    else assert.match(line, c.expect);
-    assert.doesNotMatch(run.stderr, /\bat .*\.ts:\d+/, "no stack trace");
-  });
+/** Runs a case (in this process, or with `run` as `deno task sim`) and checks its exit code and its one line. */
+async function checkCase(c: Case, run: (args: string[]) => Promise<CliRun> = runCli) {
+  const files: Record<string, string> = { "i.yaml": c.instance ?? INSTANCE_OK, "c.yaml": c.common ?? COMMON_OK };
+  const dir = writeTemp({});
+  for (const [name, text] of Object.entries({ ...files, ...c.extra })) {
+    if (text === "") Deno.mkdirSync(dir + name, { recursive: true });
+    else Deno.writeTextFileSync(dir + name, text);
+  }
+  const args = c.args?.(dir) ?? ["--instance_config_path", `${dir}i.yaml`, "--common_config_path", `${dir}c.yaml`];
+  const r = await run(args);
+  assert.equal(r.code, 2, `exit code; stderr: ${r.stderr}`);
+  assert.equal(r.stdout, "");
+  const lines = r.stderr.trimEnd().split("\n");
+  assert.equal(lines.length, 1, `one line on stderr, got:\n${r.stderr}`);
+  const line = lines[0].replaceAll(dir, "DIR");
+  if (typeof c.expect === "string") assert.equal(line, c.expect);
+  else assert.match(line, c.expect);
+  assert.doesNotMatch(r.stderr, /\bat .*\.ts:\d+/, "no stack trace");
 }
+
+for (const c of cases) {
+  Deno.test(`bad input: ${c.name} exits 2 with one located line`, () => checkCase(c));
+}
+
+Deno.test("bad input through deno task sim: the process exits 2 with the one located line and nothing else", async () => {
+  const unknownKey = cases.find((c) => c.name === "unknown key, with a suggestion")!;
+  await checkCase(unknownKey, (args) => runTask("sim", args));
+});
 
 const SYNTHETIC = COMMON_OK.replace(
   /load_gen:\n( {2}.*\n)+?serving_config:/,

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import denoJson from "../deno.json" with { type: "json" };
-import { COMMON_OK, INSTANCE_OK, memoryFs, ROOT, runCli, runDeno, runTask } from "./_helpers.ts";
+import { COMMON_OK, INSTANCE_OK, memoryFs, ROOT, runCli, runCliProcess, runDeno, runTask } from "./_helpers.ts";
 import { loadConfig } from "../core/config/load.ts";
 import { buildPlan } from "../core/config/plan.ts";
 import { MODEL_CATALOG } from "../core/model/mod.ts";
@@ -43,7 +43,7 @@ Deno.test("every task prints its usage on --help and exits 0 without doing its w
 });
 
 Deno.test("sim --version prints deno.json's version", async () => {
-  const run = await runCli(["--version"]);
+  const run = await runCliProcess(["--version"]);
   assert.equal(run.code, 0);
   assert.equal(run.stdout, `servingcast ${denoJson.version}\n`);
   assert.match(run.stdout, /^servingcast \d+\.\d+\.\d+\n$/);
