@@ -13,6 +13,7 @@ import type { LoadedTrace } from "./load.ts";
 import type { YamlSource } from "./source.ts";
 import type { LengthDistConfig, LoadGenConfig, RunLimits } from "./types.ts";
 import { DEFAULT_LIMITS } from "./schema.ts";
+import { scheduleTimeAt } from "../workload/arrival.ts";
 import type { RateSegment } from "../workload/arrival.ts";
 
 const seconds = (x: number) => (Number.isFinite(x) ? `${Number(x.toPrecision(3))} s` : "∞ s");
@@ -23,16 +24,7 @@ export const showLimit = (x: number) => (x >= 1e7 ? x.toExponential().replace("e
 function expectedSpan(n: number, rate: number, schedule?: readonly RateSegment[]): number {
   if (n <= 1) return 0;
   if (!schedule) return Number.isFinite(rate) ? (n - 1) / rate : 0;
-  let t = 0;
-  let left = n - 1;
-  for (let i = 0; i < schedule.length; i++) {
-    const seg = schedule[i];
-    const inSeg = seg.rate * seg.duration;
-    if (left <= inSeg || i === schedule.length - 1) return t + left / seg.rate;
-    left -= inSeg;
-    t += seg.duration;
-  }
-  return t;
+  return scheduleTimeAt(n - 1, schedule);
 }
 
 /** Fails at `key` when the arrivals would span more than `limits.max_arrival_seconds`. */

@@ -63,16 +63,7 @@ export class ArrivalClock {
 
   /** Λ⁻¹: the time at which `lambda` arrivals are expected under the schedule. */
   #timeAt(lambda: number, schedule: readonly RateSegment[]): number {
-    let t = 0;
-    let left = lambda;
-    for (let i = 0; i < schedule.length; i++) {
-      const seg = schedule[i];
-      const inSeg = seg.rate * seg.duration;
-      if (left <= inSeg || i === schedule.length - 1) return t + left / seg.rate;
-      left -= inSeg;
-      t += seg.duration;
-    }
-    return t;
+    return scheduleTimeAt(lambda, schedule);
   }
 
   /** The next arrival time, µs. */
@@ -93,4 +84,21 @@ export class ArrivalClock {
     }
     return Math.round(this.#t * 1e6);
   }
+}
+
+/**
+ * Λ⁻¹ of a piecewise-constant rate schedule: the time, seconds, at which
+ * `lambda` arrivals are expected (the last segment extends without end).
+ */
+export function scheduleTimeAt(lambda: number, schedule: readonly RateSegment[]): number {
+  let t = 0;
+  let left = lambda;
+  for (let i = 0; i < schedule.length; i++) {
+    const seg = schedule[i];
+    const inSeg = seg.rate * seg.duration;
+    if (left <= inSeg || i === schedule.length - 1) return t + left / seg.rate;
+    left -= inSeg;
+    t += seg.duration;
+  }
+  return t;
 }
