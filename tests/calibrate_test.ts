@@ -14,6 +14,15 @@ import { simulateRun } from "../core/calibrate/fit.ts";
 import { detectFormat, readMeasurements } from "../core/calibrate/measurements.ts";
 import { calibrateScenarios, loadScenarioCases } from "../core/calibrate/scenarios.ts";
 import { ROOT } from "./_helpers.ts";
+import { runCalibrate } from "../tools/calibrate.ts";
+
+/** `deno task calibrate` in-process: its exit code and what it printed (the task's own entry point is run once below). */
+function calibrateCli(args: string[]): { code: number; stdout: string; stderr: string } {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = runCalibrate(args, { out: (l) => out.push(`${l}\n`), err: (l) => err.push(`${l}\n`) });
+  return { code, stdout: out.join(""), stderr: err.join("") };
+}
 
 const INSTANCE =
   "instance_groups:\n  - {num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}\n";
@@ -77,7 +86,7 @@ Deno.test("deno task calibrate fits a device file from vLLM, SGLang and CSV resu
     `${dir}cal.yaml`,
     "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - vllm: a.json\n  - vllm: b.json\n  - sglang: s.jsonl\n  - csv: m.csv\nfolds: 0\noutput: h100-mine.yaml\n",
   );
-  const run = await runTask("calibrate", [`${dir}cal.yaml`]);
+  const run = calibrateCli([`${dir}cal.yaml`]);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /^calibrated H100_SXM_80G on 5 runs \(14 measured figures\)$/m);
   assert.match(run.stdout, /^ {2}matmul +0\.800 -> +0\.6\d\d$/m);
@@ -104,7 +113,7 @@ Deno.test("deno task calibrate: a bad measurement file or manifest exits 2 with 
     "cal.yaml": "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - sglang: s.jsonl\n",
     "bad.yaml": "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - tgi: x.json\n",
   });
-  const run = await runTask("calibrate", [`${dir}cal.yaml`]);
+  const run = calibrateCli([`${dir}cal.yaml`]);
   assert.equal(run.code, 2);
   assert.match(run.stderr, /s\.jsonl:2:1: not JSON: /);
   const bad = await runTask("calibrate", [`${dir}bad.yaml`]);
@@ -175,7 +184,7 @@ Deno.test("GenAI-Perf and AIPerf profile exports are told apart by content and r
   );
 });
 
-Deno.test("deno task calibrate reads GenAI-Perf and AIPerf exports; a bad one exits 2 at its line", async () => {
+Deno.test("deno task calibrate reads GenAI-Perf and AIPerf exports; a bad one exits 2 at its line", () => {
   const dir = writeTemp({ "i.yaml": INSTANCE, "c.yaml": COMMON });
   for (
     const f of ["profile_export_genai_perf.json", "profile_export_aiperf.json", "bad_profile_export_genai_perf.json"]
@@ -186,7 +195,7 @@ Deno.test("deno task calibrate reads GenAI-Perf and AIPerf exports; a bad one ex
     `${dir}cal.yaml`,
     "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - genai_perf: profile_export_genai_perf.json\n  - file: profile_export_aiperf.json\nfit: [memory, step_overhead]\nfolds: 0\niterations: 10\n",
   );
-  const run = await runTask("calibrate", [`${dir}cal.yaml`]);
+  const run = calibrateCli([`${dir}cal.yaml`]);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /^calibrated H100_SXM_80G on 2 runs \(6 measured figures\)$/m);
   assert.ok(Deno.statSync(`${dir}cal.device.yaml`).isFile);
@@ -194,7 +203,7 @@ Deno.test("deno task calibrate reads GenAI-Perf and AIPerf exports; a bad one ex
     `${dir}bad.yaml`,
     "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - aiperf: bad_profile_export_genai_perf.json\n",
   );
-  const bad = await runTask("calibrate", [`${dir}bad.yaml`]);
+  const bad = calibrateCli([`${dir}bad.yaml`]);
   assert.equal(bad.code, 2);
   assert.match(
     bad.stderr,
@@ -233,9 +242,9 @@ Deno.test("calibration to the vLLM validation cases: the 5-fold cross-validated 
   assert.equal(r.points, cases.reduce((n, c) => n + c.scenario.measured.length, 0));
 });
 
-Deno.test("deno task calibrate --scenarios fits each device separately and pools the cross-validated error", async () => {
+Deno.test("deno task calibrate --scenarios fits each device separately and pools the cross-validated error", () => {
   const out = Deno.makeTempDirSync({ prefix: "servingcast-cal-" });
-  const run = await runTask("calibrate", [
+  const run = calibrateCli([
     "--scenarios",
     `${VALIDATION}trtllm-ttft-*.yaml`,
     "--fit",
@@ -259,11 +268,11 @@ Deno.test("deno task calibrate --scenarios fits each device separately and pools
   );
   // A manifest names them too (globs relative to it); an engine none of them runs is bad input.
   Deno.writeTextFileSync(`${out}/cal.yaml`, `scenarios: [${VALIDATION}trtllm-ttft-*-l40s-*.yaml]\nengine: lmdeploy\n`);
-  const none = await runTask("calibrate", [`${out}/cal.yaml`]);
+  const none = calibrateCli([`${out}/cal.yaml`]);
   assert.equal(none.code, 2);
   assert.match(none.stderr, /cal\.yaml: no scenario among 2 runs on serving_config\.engine 'lmdeploy'/);
   Deno.writeTextFileSync(`${out}/cal.yaml`, `scenarios: [nothing-*.yaml]\n`);
-  const empty = await runTask("calibrate", [`${out}/cal.yaml`]);
+  const empty = calibrateCli([`${out}/cal.yaml`]);
   assert.equal(empty.code, 2);
   assert.match(empty.stderr, /cal\.yaml:1:\d+: .*nothing-\*\.yaml: no scenario file matches/);
 });

@@ -61,12 +61,12 @@ function runManifest(file: string): number {
   const m = loadManifest(file, denoFileSystem);
   if (m.kind === "scenarios") return runScenarios({ ...m, how: m.file });
   const r = calibrate(m.setup, m.runs, { parameters: m.parameters, folds: m.folds, iterations: m.iterations });
-  console.log(`calibrated ${m.setup.device.name} on ${m.runs.length} runs (${r.points} measured figures)`);
-  for (const line of constantLines(r)) console.log(line);
-  console.log(`  median |error|: ${pct(r.errorBefore)} before, ${pct(r.errorAfter)} after`);
+  io.out(`calibrated ${m.setup.device.name} on ${m.runs.length} runs (${r.points} measured figures)`);
+  for (const line of constantLines(r)) io.out(line);
+  io.out(`  median |error|: ${pct(r.errorBefore)} before, ${pct(r.errorAfter)} after`);
   const cv = r.crossValidation;
   if (cv) {
-    console.log(`  ${cv.folds}-fold cross-validated: ${pct(cv.before)} uncalibrated, ${pct(cv.after)} calibrated`);
+    io.out(`  ${cv.folds}-fold cross-validated: ${pct(cv.before)} uncalibrated, ${pct(cv.after)} calibrated`);
   }
   const header = [
     `${m.setup.device.name} calibrated by \`deno task calibrate ${m.file}\` on ${m.runs.length} measured runs.`,
@@ -76,7 +76,7 @@ function runManifest(file: string): number {
     `Fitted: ${r.parameters.join(", ")}; every other value is the catalog's. Name this file as device_type.`,
   ];
   Deno.writeTextFileSync(m.output, deviceFileText(m.setup.device, r.fitted, header));
-  console.log(`wrote ${m.output}`);
+  io.out(`wrote ${m.output}`);
   return 0;
 }
 
@@ -100,28 +100,28 @@ function runScenarios(m: Omit<ScenarioManifest, "kind" | "file"> & { readonly ho
     const res = d.result;
     const cv = res.crossValidation;
     if (!d.fitted) {
-      console.log(
+      io.out(
         `${d.group}: ${d.cases.length} scenario(s), fewer than the ${m.folds ?? 5} folds: not fitted (median |error| ${
           pct(res.errorBefore)
         } with the values it runs with)`,
       );
       continue;
     }
-    console.log(`calibrated ${d.group} on ${d.cases.length} scenarios (${res.points} measured figures)`);
-    for (const line of constantLines(res)) console.log(line);
+    io.out(`calibrated ${d.group} on ${d.cases.length} scenarios (${res.points} measured figures)`);
+    for (const line of constantLines(res)) io.out(line);
     const width = Math.max(...res.errors.map((e) => `${e.source.replace(/^.*[\\/]/, "")} ${e.metric}`.length));
-    console.log(`  ${"case metric".padEnd(width)}  uncalibrated  fitted  held-out`);
+    io.out(`  ${"case metric".padEnd(width)}  uncalibrated  fitted  held-out`);
     for (const e of res.errors) {
       const name = `${e.source.replace(/^.*[\\/]/, "")} ${e.metric}`;
-      console.log(
+      io.out(
         `  ${name.padEnd(width)}  ${signed(e.before).padStart(12)}  ${signed(e.after).padStart(6)}  ${
           (e.heldOut !== undefined ? signed(e.heldOut) : "-").padStart(8)
         }`,
       );
     }
-    console.log(`  median |error|: ${pct(res.errorBefore)} before, ${pct(res.errorAfter)} after`);
+    io.out(`  median |error|: ${pct(res.errorBefore)} before, ${pct(res.errorAfter)} after`);
     if (cv) {
-      console.log(`  ${cv.folds}-fold cross-validated: ${pct(cv.before)} uncalibrated, ${pct(cv.after)} calibrated`);
+      io.out(`  ${cv.folds}-fold cross-validated: ${pct(cv.before)} uncalibrated, ${pct(cv.after)} calibrated`);
     }
     const out = `${m.outputDir.replace(/\/$/, "")}/${d.group.replace(/[^A-Za-z0-9._-]+/g, "_")}.calibrated.yaml`;
     const header = [
@@ -132,9 +132,9 @@ function runScenarios(m: Omit<ScenarioManifest, "kind" | "file"> & { readonly ho
       `Fitted: ${res.parameters.join(", ")}; every other value is the catalog's. Name this file as device_type.`,
     ];
     Deno.writeTextFileSync(out, deviceFileText(d.device, res.fitted, header));
-    console.log(`  wrote ${out}`);
+    io.out(`  wrote ${out}`);
   }
-  console.log(
+  io.out(
     `pooled over ${r.devices.length} device(s), ${r.points} figures: median |error| ${
       pct(r.errorBefore)
     } uncalibrated, ${pct(r.errorAfter)} fitted${
@@ -193,13 +193,13 @@ function runFlags(args: string[]): number {
 
 function main(args: string[]): number {
   if (args.includes("-h") || args.includes("--help")) {
-    console.log(USAGE);
+    io.out(USAGE);
     return 0;
   }
   if (args.includes("--scenarios")) return runFlags(args);
   if (args.length !== 1 || args[0].startsWith("-")) {
     const bad = args.find((a) => a.startsWith("-"));
-    console.error(
+    io.err(
       `calibrate: ${bad ? `unknown option '${bad}'` : "expected one manifest file, or --scenarios FILE…"} ${HINT}`,
     );
     return 2;
@@ -207,10 +207,33 @@ function main(args: string[]): number {
   return runManifest(args[0]);
 }
 
-try {
-  Deno.exitCode = main(Deno.args);
-} catch (e) {
-  if (!(e instanceof InputError)) throw e;
-  console.error(e.message);
-  Deno.exitCode = 2;
+/** Where the command's lines go: stdout and stderr, or a test's capture. */
+export interface CalibrateOutput {
+  /** A line for stdout. */
+  out(line: string): void;
+  /** A line for stderr. */
+  err(line: string): void;
 }
+
+let io: CalibrateOutput = { out: (l) => console.log(l), err: (l) => console.error(l) };
+
+/**
+ * Runs `deno task calibrate` with `args`, its lines to `output`: the exit
+ * code (0 done, 2 bad input with one located line). Tests call it
+ * in-process; the task runs it on the process's own output.
+ */
+export function runCalibrate(args: string[], output: CalibrateOutput = io): number {
+  const before = io;
+  io = output;
+  try {
+    return main(args);
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    io.err(e.message);
+    return 2;
+  } finally {
+    io = before;
+  }
+}
+
+if (import.meta.main) Deno.exitCode = runCalibrate(Deno.args);
