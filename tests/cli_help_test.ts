@@ -141,5 +141,5 @@ Deno.test("a task run prints no registry chatter on stderr, whatever the state o
   const run = await runDeno(["task", "sim", "--version"]);
   assert.equal(run.code, 0, run.stderr);
   assert.doesNotMatch(run.stderr, /Download/);
-  assert.match(Deno.readTextFileSync(`${ROOT}README.md`), /\nnpx -y deno@2\.9\.6 install --frozen /);
+  assert.match(Deno.readTextFileSync(`${ROOT}README.md`), /`npx -y deno@2\.9\.6 install --frozen`/);
 });
