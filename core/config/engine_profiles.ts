@@ -207,6 +207,16 @@ const SGLANG_04_ROCM_HOST: HostCosts = {
     "fitted to DSR1-022..030 (SGLang 0.4.2 ROCm staging, DeepSeek-R1 FP8, 8xMI300X TP8, concurrency 8-32; calibration set core/hardware/data/calibration/mi300x-sglang-deepseek-r1); per-request latency as on NVIDIA",
 };
 
+/** TensorRT-LLM's executor defaults, the same under the TensorRT engine flow and the PyTorch backend. */
+const TRTLLM_EXECUTOR_DEFAULTS: ProfileDefaults = {
+  max_tokens_budget: 8192,
+  max_num_seqs: 2048,
+  enable_chunked_prefill: false,
+  mix_prefill_decode: true,
+  enable_prefix_caching: false,
+  admission_policy: "guaranteed_no_evict",
+};
+
 /** 1, 2, 4, then multiples of 8 up to `max`. */
 const byEights = (max: number): number[] => [1, 2, 4, ...Array.from({ length: max / 8 }, (_, i) => 8 * (i + 1))];
 
@@ -322,14 +332,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     source:
       "TensorRT-LLM BuildConfig and executor defaults (0.12 and later): max_num_tokens 8,192, max_batch_size 2,048, capacity scheduler GUARANTEED_NO_EVICT, chunked context off, in-flight batching mixes context and generation requests in one step; KV block reuse off in the TensorRT engine flow",
     kernels: "trtllm",
-    defaults: () => ({
-      max_tokens_budget: 8192,
-      max_num_seqs: 2048,
-      enable_chunked_prefill: false,
-      mix_prefill_decode: true,
-      enable_prefix_caching: false,
-      admission_policy: "guaranteed_no_evict",
-    }),
+    defaults: () => TRTLLM_EXECUTOR_DEFAULTS,
   },
   {
     engine: "trtllm",
@@ -340,14 +343,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     source:
       "TensorRT-LLM PyTorch backend (trtllm-serve --backend pytorch, 0.17 and later; the only backend for DeepSeek-V3/R1 then): the executor's defaults as in the TensorRT flow (max_num_tokens 8,192, GUARANTEED_NO_EVICT, chunked context off, mixed steps); CUDA graphs off unless configured (use_cuda_graph), so no graph padding",
     kernels: "trtllm",
-    defaults: () => ({
-      max_tokens_budget: 8192,
-      max_num_seqs: 2048,
-      enable_chunked_prefill: false,
-      mix_prefill_decode: true,
-      enable_prefix_caching: false,
-      admission_policy: "guaranteed_no_evict",
-    }),
+    defaults: () => TRTLLM_EXECUTOR_DEFAULTS,
   },
   {
     engine: "mindie",
