@@ -109,6 +109,8 @@ export class RooflineCostModel {
   #acc: TimeParts = { linear: 0, attention: 0, elementwise: 0, communication: 0 };
   #draftShape: BatchShape = emptyBatch();
   #paddedShape: BatchShape = emptyBatch();
+  /** The captured graph size a decode batch of `t` tokens runs, by `t` (up to the largest size); none without graphs. */
+  #graphPad?: Int32Array;
   #flops: FlopCoefficients;
   #seqOverhead: number;
   /** The FFN kinds present and how many layers use each (built once: stepTime is the hot path). */
@@ -123,6 +125,16 @@ export class RooflineCostModel {
     this.input = input;
     const { model: m, device, layout: l, linear } = input;
     const k = new Kernels(device, input.kernelTables);
+    const graphs = input.graphSizes;
+    if (graphs?.length) {
+      // Built once: the decode hot path looks the padded size up instead of scanning the sizes.
+      this.#graphPad = new Int32Array(graphs[graphs.length - 1] + 1);
+      let i = 0;
+      for (let t = 1; t < this.#graphPad.length; t++) {
+        while (graphs[i] < t) i++;
+        this.#graphPad[t] = graphs[i];
+      }
+    }
     this.kernels = k;
     const att = { model: m, k, tp: l.tp, dcp: l.dcp, wb: linear.weightBytes, peak: linear.peak, kvb: input.kvBytes };
     this.#attention = m.mla ? mlaBlock(att) : gqaBlock(att);
@@ -202,15 +214,12 @@ export class RooflineCostModel {
    */
   stepTime(b: BatchShape, out?: StepBreakdown): number {
     const { model: m, layout: l } = this.input;
-    const graphs = this.input.graphSizes;
-    if (graphs && b.prefillTokens === 0 && b.tokens > 0 && b.tokens <= graphs[graphs.length - 1]) {
+    const pad = this.#graphPad;
+    if (pad && b.prefillTokens === 0 && b.tokens > 0 && b.tokens < pad.length) {
       // CUDA-graph replay: the captured batch is padded with dummy rows
       // (tokens only; the padded rows attend to nothing and need no logits).
-      let i = 0;
-      while (graphs[i] < b.tokens) i++;
-      if (graphs[i] > b.tokens) {
-        b = Object.assign(this.#paddedShape, b, { tokens: graphs[i], hostShare: b.hostShare ?? 1 });
-      }
+      const rows = pad[b.tokens];
+      if (rows > b.tokens) b = Object.assign(this.#paddedShape, b, { tokens: rows, hostShare: b.hostShare ?? 1 });
     }
     const k = this.kernels;
     const d = k.device;
