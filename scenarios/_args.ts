@@ -26,9 +26,30 @@ export interface ParsedTaskArgs {
   readonly options: Record<string, string[]>;
 }
 
+/** Where a task writes its lines (the process's stdout and stderr, or a test's buffers). */
+export interface TaskOutput {
+  /** A line for stdout. */
+  out(line: string): void;
+  /** A line for stderr. */
+  err(line: string): void;
+}
+
+/** The process's own stdout and stderr. */
+export const CONSOLE_OUTPUT: TaskOutput = { out: (l) => console.log(l), err: (l) => console.error(l) };
+
+/** The arguments a task runs with, or the exit it ends with before running (help, or a usage error). */
+export type TaskArgsOutcome =
+  | { readonly kind: "run"; readonly args: ParsedTaskArgs }
+  | { readonly kind: "exit"; readonly code: 0 | 2; readonly out?: string; readonly err?: string };
+
+/** `task: message (deno task task --help)`: the one line of a usage error. */
+export function usageLine(task: string, message: string): string {
+  return `${task}: ${message} (deno task ${task} --help)`;
+}
+
 /** Prints `task: message (deno task task --help)` on stderr and exits 2. */
 export function usageError(task: string, message: string): never {
-  console.error(`${task}: ${message} (deno task ${task} --help)`);
+  console.error(usageLine(task, message));
   Deno.exit(2);
 }
 
@@ -37,32 +58,40 @@ export function usageError(task: string, message: string): never {
  * `-h`/`--help`, 2 with one line for anything it does not accept.
  */
 export function parseTaskArgs(spec: TaskArgs, args: readonly string[]): ParsedTaskArgs {
-  if (args.some((a) => a === "-h" || a === "--help")) {
-    console.log(spec.usage);
-    Deno.exit(0);
-  }
+  const r = readTaskArgs(spec, args);
+  if (r.kind === "run") return r.args;
+  if (r.out !== undefined) console.log(r.out);
+  if (r.err !== undefined) console.error(r.err);
+  Deno.exit(r.code);
+}
+
+/**
+ * Parses a task's arguments without exiting: the usage for `-h`/`--help`
+ * (exit 0), one line for anything it does not accept (exit 2), or the
+ * arguments to run with. Tasks that run in-process in tests use this.
+ */
+export function readTaskArgs(spec: TaskArgs, args: readonly string[]): TaskArgsOutcome {
+  if (args.some((a) => a === "-h" || a === "--help")) return { kind: "exit", code: 0, out: spec.usage };
+  const fail = (message: string): TaskArgsOutcome => ({ kind: "exit", code: 2, err: usageLine(spec.task, message) });
   const files: string[] = [];
   const options: Record<string, string[]> = {};
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (!a.startsWith("-") || a === "-") {
-      if (!spec.files) usageError(spec.task, `takes no arguments, got '${a}'`);
+      if (!spec.files) return fail(`takes no arguments, got '${a}'`);
       files.push(a);
       continue;
     }
     const eq = a.indexOf("=");
     const name = eq >= 0 ? a.slice(0, eq) : a;
     if (!spec.options?.includes(name)) {
-      usageError(
-        spec.task,
-        spec.options?.length || spec.files ? `unknown option '${a}'` : `takes no arguments, got '${a}'`,
-      );
+      return fail(spec.options?.length || spec.files ? `unknown option '${a}'` : `takes no arguments, got '${a}'`);
     }
     const value = eq >= 0 ? a.slice(eq + 1) : args[++i];
     if (value === undefined || value === "" || (eq < 0 && value.startsWith("--"))) {
-      usageError(spec.task, `${name} needs a value`);
+      return fail(`${name} needs a value`);
     }
     (options[name] ??= []).push(value);
   }
-  return { files, options };
+  return { kind: "run", args: { files, options } };
 }

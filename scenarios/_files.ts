@@ -12,7 +12,12 @@ function yamlIn(dir: string): string[] {
 
 /** Every scenario file, the top level first. */
 export function scenarioFiles(): string[] {
-  return [...yamlIn(root), ...validationFiles()];
+  return [...topLevelFiles(), ...validationFiles()];
+}
+
+/** The scenarios of `scenarios/` itself (deployments and SLOs, not calibration cases). */
+export function topLevelFiles(): string[] {
+  return yamlIn(root);
 }
 
 /** The validation scenarios (calibration cases). */

@@ -1,25 +1,28 @@
 /**
  * Registers scenario files as tests: one test per scenario, one step per
- * assertion, measurement and baseline. Scenarios are dealt round-robin to
- * `parts` test modules so that `deno test --parallel` runs them on every core.
+ * assertion, measurement and baseline. The top-level scenarios and the
+ * validation scenarios are registered by two test modules, so that
+ * `deno test --parallel` runs them on two cores in about equal halves.
  *
  * @module
  */
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
-import { relative, scenarioFiles } from "./_files.ts";
+import type { ScenarioResult } from "../core/scenario/mod.ts";
+import { relative } from "./_files.ts";
 
 /**
- * Registers every `parts`-th scenario, starting at `part`.
+ * Registers one test per scenario file.
  *
- * @param part this module's share (0-based)
- * @param parts how many modules share the scenarios
+ * @param files the scenario files, in the order their tests run
+ * @param onRun called with each scenario's run (after its steps), so that a
+ *   later test can use the runs without running them again
  */
-export function registerScenarios(part: number, parts: number): void {
-  scenarioFiles().forEach((file, i) => {
-    if (i % parts !== part) return;
+export function registerScenarios(files: readonly string[], onRun?: (file: string, run: ScenarioResult) => void): void {
+  for (const file of files) {
     const scenario = loadScenario(file);
     Deno.test(`scenario ${scenario.name} (${relative(file)})`, async (t) => {
       const run = runScenario(scenario);
+      onRun?.(file, run);
       for (const c of run.checks) {
         await t.step(c.name, () => {
           if (!c.pass) throw new Error(c.message);
@@ -36,5 +39,5 @@ export function registerScenarios(part: number, parts: number): void {
         });
       }
     });
-  });
+  }
 }

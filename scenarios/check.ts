@@ -19,7 +19,8 @@ import { relative, scenarioFiles } from "./_files.ts";
 import { runJson } from "../core/run.ts";
 import type { RunOutput } from "../core/run.ts";
 import { formatSweepRows, sweepJson } from "../core/scenario/sweep_table.ts";
-import { parseTaskArgs } from "./_args.ts";
+import { CONSOLE_OUTPUT, readTaskArgs } from "./_args.ts";
+import type { TaskOutput } from "./_args.ts";
 
 const USAGE = `Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR]
 
@@ -33,70 +34,91 @@ sweep's points and capacity answer) and wall time; then what failed.
 
 Exit codes: 0 every scenario passes; 1 one fails; 2 bad input.`;
 
-const args = parseTaskArgs({ task: "check", usage: USAGE, files: true, options: ["--tag", "--json-dir"] }, Deno.args);
-const tags = args.options["--tag"] ?? [];
-const jsonDir = args.options["--json-dir"]?.at(-1);
-if (jsonDir) Deno.mkdirSync(jsonDir, { recursive: true });
-const files = args.files.length ? args.files : scenarioFiles();
-
-let failed = 0;
-let badInput = false;
-const messages: string[] = [];
-const fmt = (x: number, unit: string) => (Number.isFinite(x) ? `${Number(x.toPrecision(3))}${unit}` : "–");
-for (const file of files) {
-  let line: string;
-  try {
-    const s = loadScenario(file);
-    if (tags.length && !tags.some((t) => s.tags.includes(t))) continue;
-    const start = performance.now();
-    const r = runScenario(s);
-    const wall = (performance.now() - start) / 1000;
-    const m = r.output.summary;
-    const sweep = s.sweep
-      ? `${r.points.length} points (${r.points.filter((p) => p.bisection).length} by bisection)${
-        r.seeds.length > 1 ? ` × ${r.seeds.length} seeds` : ""
-      }`
-      : `ttft.p99=${fmt(m.extMetric["TTFT_FROM_ARRIVAL(s)"].P99, "s")}  tpot.p99=${
-        fmt(m.perMetric["TPOT(s)"].P99, "s")
-      }  throughput=${fmt(m.overall["output_token_throughput(tok/s)"], " tok/s")}`;
-    const c = r.capacity;
-    const answer = c
-      ? `  ${c.kind}=${Number.isNaN(c.value) ? "none" : c.value}${
-        c.failing !== undefined ? ` (${c.kind === "max_rate_meeting" ? "first" : "largest"} failing ${c.failing})` : ""
-      }`
-      : "";
-    line = [`${r.pass ? "PASS" : "FAIL"}  ${s.name}  ${sweep}${answer}  (${wall.toFixed(2)} s)`, ...formatSweepRows(r)]
-      .join("\n");
-    if (jsonDir) {
-      const file = (run: string) => fileIn(jsonDir, `${s.name}${run ? `.${run.replace(/[^\w.=-]+/g, "_")}` : ""}.json`);
-      const write = (run: string, outs: readonly RunOutput[]) =>
-        outs.forEach((out, k) =>
-          Deno.writeTextFileSync(
-            file(k ? `${run}${run ? "." : ""}seed${out.plan.input.workload.seed}` : run),
-            runJson(out),
-          )
-        );
-      if (s.sweep) {
-        const axes = s.sweep.axes;
-        for (const p of r.points) write(axes.map((ax, i) => `${ax.key}=${p.values[i]}`).join(","), p.outputs);
-        Deno.writeTextFileSync(fileIn(jsonDir, `${s.name}.sweep.json`), sweepJson(r));
-      } else {
-        for (const [run, outs] of r.seedRuns) write(run, outs);
-      }
-    }
-    if (!r.pass) {
-      failed++;
-      messages.push(...r.checks.filter((c) => !c.pass).map((c) => c.message));
-      messages.push(...r.measurements.filter((c) => !c.pass).map((c) => c.message));
-    }
-  } catch (e) {
-    if (!(e instanceof InputError)) throw e;
-    failed++;
-    badInput = true;
-    line = `FAIL  ${relative(file)}  (bad input)`;
-    messages.push(e.message);
+/**
+ * Runs `deno task check` with `argv`, its lines to `io`: the exit code (0
+ * every scenario passes, 1 one fails, 2 bad input). Tests call it
+ * in-process; the task runs it on the process's own output.
+ */
+export function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): number {
+  const parsed = readTaskArgs({ task: "check", usage: USAGE, files: true, options: ["--tag", "--json-dir"] }, argv);
+  if (parsed.kind === "exit") {
+    if (parsed.out !== undefined) io.out(parsed.out);
+    if (parsed.err !== undefined) io.err(parsed.err);
+    return parsed.code;
   }
-  console.log(line);
+  const args = parsed.args;
+  const tags = args.options["--tag"] ?? [];
+  const jsonDir = args.options["--json-dir"]?.at(-1);
+  if (jsonDir) Deno.mkdirSync(jsonDir, { recursive: true });
+  const files = args.files.length ? args.files : scenarioFiles();
+
+  let failed = 0;
+  let badInput = false;
+  const messages: string[] = [];
+  const fmt = (x: number, unit: string) => (Number.isFinite(x) ? `${Number(x.toPrecision(3))}${unit}` : "–");
+  for (const file of files) {
+    let line: string;
+    try {
+      const s = loadScenario(file);
+      if (tags.length && !tags.some((t) => s.tags.includes(t))) continue;
+      const start = performance.now();
+      const r = runScenario(s);
+      const wall = (performance.now() - start) / 1000;
+      const m = r.output.summary;
+      const sweep = s.sweep
+        ? `${r.points.length} points (${r.points.filter((p) => p.bisection).length} by bisection)${
+          r.seeds.length > 1 ? ` × ${r.seeds.length} seeds` : ""
+        }`
+        : `ttft.p99=${fmt(m.extMetric["TTFT_FROM_ARRIVAL(s)"].P99, "s")}  tpot.p99=${
+          fmt(m.perMetric["TPOT(s)"].P99, "s")
+        }  throughput=${fmt(m.overall["output_token_throughput(tok/s)"], " tok/s")}`;
+      const c = r.capacity;
+      const answer = c
+        ? `  ${c.kind}=${Number.isNaN(c.value) ? "none" : c.value}${
+          c.failing !== undefined
+            ? ` (${c.kind === "max_rate_meeting" ? "first" : "largest"} failing ${c.failing})`
+            : ""
+        }`
+        : "";
+      line = [
+        `${r.pass ? "PASS" : "FAIL"}  ${s.name}  ${sweep}${answer}  (${wall.toFixed(2)} s)`,
+        ...formatSweepRows(r),
+      ]
+        .join("\n");
+      if (jsonDir) {
+        const file = (run: string) =>
+          fileIn(jsonDir, `${s.name}${run ? `.${run.replace(/[^\w.=-]+/g, "_")}` : ""}.json`);
+        const write = (run: string, outs: readonly RunOutput[]) =>
+          outs.forEach((out, k) =>
+            Deno.writeTextFileSync(
+              file(k ? `${run}${run ? "." : ""}seed${out.plan.input.workload.seed}` : run),
+              runJson(out),
+            )
+          );
+        if (s.sweep) {
+          const axes = s.sweep.axes;
+          for (const p of r.points) write(axes.map((ax, i) => `${ax.key}=${p.values[i]}`).join(","), p.outputs);
+          Deno.writeTextFileSync(fileIn(jsonDir, `${s.name}.sweep.json`), sweepJson(r));
+        } else {
+          for (const [run, outs] of r.seedRuns) write(run, outs);
+        }
+      }
+      if (!r.pass) {
+        failed++;
+        messages.push(...r.checks.filter((c) => !c.pass).map((c) => c.message));
+        messages.push(...r.measurements.filter((c) => !c.pass).map((c) => c.message));
+      }
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      failed++;
+      badInput = true;
+      line = `FAIL  ${relative(file)}  (bad input)`;
+      messages.push(e.message);
+    }
+    io.out(line);
+  }
+  for (const m of messages) io.err(m);
+  return badInput ? 2 : failed ? 1 : 0;
 }
-for (const m of messages) console.error(m);
-Deno.exit(badInput ? 2 : failed ? 1 : 0);
+
+if (import.meta.main) Deno.exitCode = runCheck(Deno.args);

@@ -1,11 +1,12 @@
 /**
- * Runs the scenario files as tests (this module takes every other one; see
- * scenarios_b_test.ts). `deno test scenarios/` finds both modules: Deno runs
- * TypeScript test modules, not YAML files. A failing step reports the
- * scenario's file:line, the bound and the value the run produced.
+ * Runs the scenario files of `scenarios/` as tests; validation_test.ts runs
+ * those of `scenarios/validation/`. `deno test -P scenarios/` finds both
+ * modules: Deno runs TypeScript test modules, not YAML files. A failing step
+ * reports the scenario's file:line, the bound and the value the run produced.
  *
  * @module
  */
 import { registerScenarios } from "./_register.ts";
+import { topLevelFiles } from "./_files.ts";
 
-registerScenarios(0, 2);
+registerScenarios(topLevelFiles());

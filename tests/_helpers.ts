@@ -7,6 +7,7 @@
 
 import type { FileSystem } from "../core/config/load.ts";
 import { main } from "../cli.ts";
+import { runCheck } from "../scenarios/check.ts";
 
 /** The repository root. */
 export const ROOT = new URL("..", import.meta.url).pathname;
@@ -51,6 +52,17 @@ export function runCliProcess(args: string[], cwd = ROOT): Promise<CliRun> {
   return runDeno(["run", "--quiet", "--allow-read", "--allow-write", "--allow-env", `${ROOT}cli.ts`, ...args], cwd);
 }
 
+/**
+ * Runs `deno task check ...args` in this process (`runCheck` of scenarios/check.ts), its lines captured: what the task
+ * prints and its exit code. The task's permission set is what a process run adds; a few tests keep that.
+ */
+export function runCheckTask(args: string[]): CliRun {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = runCheck(args, { out: (l) => out.push(`${l}\n`), err: (l) => err.push(`${l}\n`) });
+  return { code, stdout: out.join(""), stderr: err.join("") };
+}
+
 /** Runs `deno task <name> ...args` (quietly) from the repository root. */
 export function runTask(name: string, args: string[]): Promise<CliRun> {
   return runDeno(["task", "--quiet", name, ...args]);
@@ -67,7 +79,7 @@ export function writeTemp(files: Record<string, string>): string {
 export function memoryFs(files: Record<string, string>): FileSystem {
   return {
     readText: (p) => {
-      if (!(p in files)) throw new Deno.errors.NotFound(p);
+      if (!Object.hasOwn(files, p)) throw new Deno.errors.NotFound(p);
       return files[p];
     },
     isDirectory: () => false,

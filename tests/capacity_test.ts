@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { InputError } from "../core/config/errors.ts";
 import { loadScenario, runScenario, sweepRows } from "../core/scenario/mod.ts";
 import type { ScenarioResult, SweepPoint } from "../core/scenario/mod.ts";
-import { ROOT, runTask, writeTemp } from "./_helpers.ts";
+import { ROOT, runCheckTask, writeTemp } from "./_helpers.ts";
 
 /** Llama-3.1-8B on one H100: 300 Poisson requests of 512 + 64 tokens at 10 req/s (fast). */
 const SMALL = {
@@ -453,9 +453,9 @@ expect:
   );
 });
 
-Deno.test("deno task check prints a row per sweep point and the answer; --json-dir writes <name>.sweep.json and every run", async () => {
+Deno.test("deno task check prints a row per sweep point and the answer; --json-dir writes <name>.sweep.json and every run", () => {
   const dir = writeTemp({});
-  const r = await runTask("check", [FEWEST, "--json-dir", `${dir}json`]);
+  const r = runCheckTask([FEWEST, "--json-dir", `${dir}json`]);
   assert.equal(r.code, 0, r.stderr);
   const lines = r.stdout.trimEnd().split("\n");
   assert.match(

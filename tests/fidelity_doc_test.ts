@@ -1,26 +1,11 @@
 /**
- * docs/fidelity.md is what `deno task validate` writes from a fresh run of
- * the validation scenarios, and the published targets hold.
+ * The fidelity gate. That docs/fidelity.md is what `deno task validate`
+ * writes, and that the published targets hold, is checked by
+ * scenarios/validation_test.ts from the runs of the validation scenarios'
+ * own tests.
  */
 import assert from "node:assert/strict";
-import {
-  FIDELITY_GATE,
-  fidelityReport,
-  formatFidelityMarkdown,
-  gateFailures,
-  loadScenario,
-  runScenario,
-} from "../core/scenario/mod.ts";
-import { PENDING_CASES, validationFiles } from "../scenarios/_files.ts";
-
-Deno.test("docs/fidelity.md matches a fresh run of scenarios/validation/", () => {
-  const report = fidelityReport(validationFiles().map((f) => runScenario(loadScenario(f))));
-  const doc = Deno.readTextFileSync(new URL("../docs/fidelity.md", import.meta.url));
-  assert.equal(doc, formatFidelityMarkdown(report, PENDING_CASES), "stale: run `deno task validate`");
-  assert.deepEqual(gateFailures(report), []);
-  assert.ok(FIDELITY_GATE.medianAbsError <= 0.1 && FIDELITY_GATE.absBias <= 0.05); // issue 10's targets
-  assert.ok(report.perChip.length >= 3, "cases on at least three chips");
-});
+import { gateFailures } from "../core/scenario/mod.ts";
 
 Deno.test("the fidelity gate names every target a report misses", () => {
   const group = (name: string, cases: number, medianAbsError: number) => ({

@@ -17,7 +17,7 @@ import {
 } from "../core/scenario/mod.ts";
 import { scenarioFiles } from "../scenarios/_files.ts";
 import { scenarioJsonSchema } from "../scenarios/_schema.ts";
-import { COMMON_OK, INSTANCE_OK, ROOT, runDeno, runTask, writeTemp } from "./_helpers.ts";
+import { COMMON_OK, INSTANCE_OK, ROOT, runCheckTask, runDeno, writeTemp } from "./_helpers.ts";
 
 const indent = (text: string) => text.trimEnd().split("\n").map((l) => `  ${l}`).join("\n");
 
@@ -110,7 +110,7 @@ Deno.test("baseline round trip: deno task baseline, then deno task check passes;
     "c.yaml": COMMON_OK.replace("num_requests: 50", "num_requests: 300"),
     "s.yaml": `name: gate\ninstance_config: i.yaml\ncommon_config: c.yaml\nbaseline: {tolerance: 0.05}\n`,
   });
-  const before = await runTask("check", [`${dir}s.yaml`]);
+  const before = runCheckTask([`${dir}s.yaml`]);
   assert.equal(before.code, 1);
   assert.match(before.stderr, /no baseline at .*__baselines__\/gate\.json: run `deno task baseline /);
   // `deno task baseline` may write only under scenarios/ (its permission set): outside it, as here, the
@@ -137,7 +137,7 @@ Deno.test("baseline round trip: deno task baseline, then deno task check passes;
   assert.ok(!stored.includes("goodput"));
   // MIN and MAX are stored but not compared.
   const compared = stored.filter((k) => !/\.(MIN|MAX)$/.test(k)).length;
-  const ok = await runTask("check", [`${dir}s.yaml`]);
+  const ok = runCheckTask([`${dir}s.yaml`]);
   assert.equal(ok.code, 0, ok.stderr);
   assert.match(ok.stdout, /^PASS {2}gate {2}ttft\.p99=/);
   // 10% fewer requests per second: throughput drops 10%, beyond the 5% tolerance.
@@ -145,7 +145,7 @@ Deno.test("baseline round trip: deno task baseline, then deno task check passes;
     `${dir}c.yaml`,
     Deno.readTextFileSync(`${dir}c.yaml`).replace("request_rate: 10.0", "request_rate: 9.0"),
   );
-  const bad = await runTask("check", [`${dir}s.yaml`]);
+  const bad = runCheckTask([`${dir}s.yaml`]);
   assert.equal(bad.code, 1);
   assert.match(bad.stdout, /^FAIL {2}gate/);
   assert.match(
@@ -159,7 +159,7 @@ Deno.test("baseline round trip: deno task baseline, then deno task check passes;
   assert.match(bad.stderr, /\n {2}offered_rate +[\d.]+ +[\d.]+ +-\d+\.\d% +±5\.0%\n/);
 });
 
-Deno.test("halving the instance count of a bundled config fails its scenario with a readable message; restoring passes", async () => {
+Deno.test("halving the instance count of a bundled config fails its scenario with a readable message; restoring passes", () => {
   const dir = writeTemp({});
   Deno.mkdirSync(`${dir}configs`);
   for (const f of ["h100_tp1_x2.yaml", "llama8b_chat.yaml"]) {
@@ -168,7 +168,7 @@ Deno.test("halving the instance count of a bundled config fails its scenario wit
   Deno.copyFileSync(`${ROOT}scenarios/llama8b_h100_chat.yaml`, `${dir}s.yaml`);
   const original = Deno.readTextFileSync(`${dir}configs/h100_tp1_x2.yaml`);
   Deno.writeTextFileSync(`${dir}configs/h100_tp1_x2.yaml`, original.replace("num_instances: 2", "num_instances: 1"));
-  const broken = await runTask("check", [`${dir}s.yaml`]);
+  const broken = runCheckTask([`${dir}s.yaml`]);
   assert.equal(broken.code, 1);
   assert.match(broken.stdout, /^FAIL {2}llama8b-h100-chat /);
   assert.match(
@@ -178,7 +178,7 @@ Deno.test("halving the instance count of a bundled config fails its scenario wit
     ),
   );
   Deno.writeTextFileSync(`${dir}configs/h100_tp1_x2.yaml`, original);
-  const fixed = await runTask("check", [`${dir}s.yaml`]);
+  const fixed = runCheckTask([`${dir}s.yaml`]);
   assert.equal(fixed.code, 0, fixed.stderr);
   assert.match(fixed.stdout, /^PASS {2}llama8b-h100-chat /);
 });
@@ -279,9 +279,9 @@ Deno.test("the JSON Schema names metrics in assertion blocks added later, found 
   assert.ok(!ok({ expect: { other_meeting: "<= 4" } }));
 });
 
-Deno.test("deno task check --tag selects scenarios and --json-dir writes each run's JSON", async () => {
+Deno.test("deno task check --tag selects scenarios and --json-dir writes each run's JSON", () => {
   const dir = writeTemp({});
-  const r = await runTask("check", ["--tag", "comparison", "--json-dir", `${dir}json`]);
+  const r = runCheckTask(["--tag", "comparison", "--json-dir", `${dir}json`]);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(r.stdout.trimEnd().split("\n").map((l) => l.split("  ")[1]), ["pd-vs-aggregated-long-prompts"]);
   const files = [...Deno.readDirSync(`${dir}json`)].map((e) => e.name).sort();
