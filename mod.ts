@@ -157,6 +157,8 @@ export type {
   SummaryOptions,
 } from "./core/metrics/mod.ts";
 export {
+  alignColumns,
+  columnWidths,
   formatChromeTrace,
   formatExtSection,
   formatGroupTable,
@@ -167,7 +169,7 @@ export {
   overloadSummary,
   summaryExtSections,
 } from "./core/report/mod.ts";
-export type { GroupKv, JsonExtras } from "./core/report/mod.ts";
+export type { Align, ColumnLayout, GroupKv, JsonExtras } from "./core/report/mod.ts";
 export {
   calibrate,
   calibrateScenarios,

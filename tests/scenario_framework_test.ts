@@ -452,3 +452,22 @@ baseline: {tolerance: 0.05}
   assert.doesNotMatch(loose.message, /max_rate_meeting/);
   assert.match(loose.message, /: 1 of \d+ metrics moved beyond their tolerance/);
 });
+
+Deno.test("a corrupt baseline snapshot is bad input naming the file, not a crash", () => {
+  const dir = writeTemp({
+    "i.yaml": INSTANCE_OK,
+    "c.yaml": COMMON_OK,
+    "s.yaml": `name: gate\ninstance_config: i.yaml\ncommon_config: c.yaml\nbaseline: true\n`,
+  });
+  Deno.mkdirSync(`${dir}__baselines__`);
+  for (
+    const [text, why] of [["{not json", /not a baseline snapshot: .*JSON/], ['{"ttft": "fast"}', /metric → number/]]
+  ) {
+    Deno.writeTextFileSync(`${dir}__baselines__/gate.json`, text as string);
+    const r = runCheckTask([`${dir}s.yaml`]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stdout, /^FAIL {2}.*s\.yaml {2}\(bad input\)$/m);
+    assert.match(r.stderr, new RegExp(`^${dir}__baselines__/gate\\.json: `, "m"));
+    assert.match(r.stderr, why as RegExp);
+  }
+});

@@ -6,6 +6,7 @@
  * @module
  */
 import { MODEL_ALIASES, MODEL_CATALOG } from "../model/catalog.ts";
+import { alignColumns, columnWidths } from "./columns.ts";
 import { kvBytesPerToken, modelSpecFromHf, paramCounts } from "../model/model_spec.ts";
 import { DEVICE_CATALOG } from "../hardware/devices.ts";
 
@@ -86,24 +87,23 @@ export function deviceTable(): CatalogTable {
   };
 }
 
-const widths = (t: CatalogTable) => t.header.map((h, i) => Math.max(h.length, ...t.rows.map((r) => r[i].length)));
-
 /** The table for a terminal: columns two spaces apart, then its notes. */
 export function formatCatalogText(t: CatalogTable): string {
-  const w = widths(t);
-  const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(w[i]))).join("  ");
-  return [line(t.header), ...t.rows.map(line), "", ...t.notes].join("\n") + "\n";
+  return [...alignColumns([t.header, ...t.rows]), "", ...t.notes].join("\n") + "\n";
 }
 
 /** The table as Markdown (columns aligned, as `deno fmt` lays them out), then its notes. */
 export function formatCatalogMarkdown(t: CatalogTable): string {
-  const w = widths(t);
-  const line = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(w[i])).join(" | ")} |`;
+  const w = columnWidths([t.header, ...t.rows]);
+  const [head, ...body] = alignColumns([t.header, ...t.rows.map((r) => r.map((c, i) => (i === 0 ? `\`${c}\`` : c)))], {
+    start: "| ",
+    separator: " | ",
+    end: " |",
+  });
   return [
-    line(t.header),
+    head,
     `| ${w.map((n) => "-".repeat(n)).join(" | ")} |`,
-    ...t.rows.map((r) => line(r.map((c, i) => (i === 0 ? `\`${c}\``.padEnd(w[0]) : c)))),
+    ...body,
     "",
     ...t.notes.flatMap((
       n,

@@ -4,6 +4,7 @@
  * @module
  */
 import type { PoolStats } from "../metrics/groups.ts";
+import { alignColumns } from "./columns.ts";
 
 const fraction = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "-");
 
@@ -68,8 +69,6 @@ export function formatGroupTable(groups: readonly PoolStats[]): string {
     g.meanKvWaitSeconds.toFixed(3),
     String(g.served),
   ]);
-  const widths = head.map((h, i) => rows.reduce((m, r) => Math.max(m, r[i].length), h.length));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
-  return ["======== Instance Groups ========", line(head), ...rows.map(line)].join("\n") + "\n";
+  const lines = alignColumns([head, ...rows], { align: (i) => (i < 2 ? "left" : "right") });
+  return ["======== Instance Groups ========", ...lines].join("\n") + "\n";
 }

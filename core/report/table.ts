@@ -13,6 +13,7 @@
  * @module
  */
 import { METRIC_COLUMNS, OVERALL_KEYS, STATISTICS } from "../metrics/summary.ts";
+import { alignColumns } from "./columns.ts";
 import type { MetricColumn, Statistic, Summary } from "../metrics/summary.ts";
 import { formatFixed, roundHalfEven } from "./number_format.ts";
 
@@ -49,15 +50,10 @@ export function formatFrame(
   rows: readonly string[],
   value: (column: string, row: string) => number,
 ): string[] {
-  const labelWidth = rows.reduce((m, r) => Math.max(m, r.length), 0);
-  const cols = columns.map((c) => {
-    const cells = formatColumn(rows.map((r) => value(c, r)));
-    const width = cells.reduce((m, x) => Math.max(m, x.length), c.length);
-    return { header: c.padStart(width), cells: cells.map((x) => x.padStart(width)) };
+  const cells = columns.map((c) => formatColumn(rows.map((r) => value(c, r))));
+  return alignColumns([["", ...columns], ...rows.map((row, i) => [row, ...cells.map((col) => col[i])])], {
+    align: (i) => (i === 0 ? "left" : "right"),
   });
-  const lines = [" ".repeat(labelWidth) + cols.map((c) => "  " + c.header).join("")];
-  rows.forEach((row, i) => lines.push(row.padEnd(labelWidth) + cols.map((c) => "  " + c.cells[i]).join("")));
-  return lines;
 }
 
 /** One `key value` line of a summary block: the key in 30 characters, the value `%.3f` (`-` when undefined). */

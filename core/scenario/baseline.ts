@@ -13,7 +13,9 @@
  * @module
  */
 import type { FileSystem } from "../config/load.ts";
+import { alignColumns } from "../report/columns.ts";
 import { denoFileSystem } from "../config/load.ts";
+import { clip, InputError } from "../config/errors.ts";
 import { ALL_STATISTICS, EXT_COLUMNS, METRIC_COLUMNS, OVERALL_KEYS } from "../metrics/summary.ts";
 import type { Summary } from "../metrics/summary.ts";
 import { resolveMetric, RUN_METRICS } from "./metric_keys.ts";
@@ -73,7 +75,25 @@ export function readBaseline(file: string, fs: FileSystem = denoFileSystem): Rec
   } catch {
     return undefined;
   }
-  return JSON.parse(text) as Record<string, number | null>;
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    const why = e instanceof SyntaxError ? e.message : String(e);
+    throw new InputError(
+      { file },
+      `not a baseline snapshot: ${clip(why, 120)} (rewrite it with \`deno task baseline\`)`,
+    );
+  }
+  const ok = data !== null && typeof data === "object" && !Array.isArray(data) &&
+    Object.values(data).every((v) => v === null || typeof v === "number");
+  if (!ok) {
+    throw new InputError(
+      { file },
+      "not a baseline snapshot: expected an object of metric → number or null (rewrite it with `deno task baseline`)",
+    );
+  }
+  return data as Record<string, number | null>;
 }
 
 /** A snapshot as the JSON a baseline file holds (NaN as null, keys sorted). */
@@ -175,16 +195,13 @@ export function compareBaseline(
     };
   }
   const head = ["metric", "baseline", "now", "change", "tolerance"];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (r: string[]) =>
-    "  " + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  const table = alignColumns([head, ...rows], { start: "  ", align: (i) => (i === 0 ? "left" : "right") });
   return {
     name: "baseline",
     pass: false,
     message: [
       `${at}: ${rows.length} of ${keys.length} metrics moved beyond their tolerance (${file}; ${fix})`,
-      line(head),
-      ...rows.map(line),
+      ...table,
     ].join("\n"),
     actual: NaN,
   };

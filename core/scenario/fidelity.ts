@@ -7,6 +7,7 @@
  * @module
  */
 import type { ScenarioResult } from "./runner.ts";
+import { alignColumns } from "../report/columns.ts";
 
 /**
  * What `deno task validate` and the test suite hold the fidelity report to:
@@ -193,10 +194,7 @@ export function formatFidelityTable(r: FidelityReport): string {
     pct(x.error),
     x.knownGap === undefined ? "" : "known",
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const fmt = (cells: string[]) =>
-    cells.map((c, i) => (i >= 3 && i < 6 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join("  ").trimEnd();
-  const out = [fmt(head), ...body.map(fmt), ""];
+  const out = [...alignColumns([head, ...body], { align: (i) => (i >= 3 && i < 6 ? "right" : "left") }), ""];
   for (const c of [...r.perEngine.map((e) => ({ ...e, chip: e.engine })), ...r.perChip]) {
     out.push(
       `${c.chip.padEnd(28)} median |error| ${pct(c.medianAbsError, false)}, bias ${pct(c.medianBias)} over ${c.cases}`,

@@ -8,6 +8,7 @@
  * @module
  */
 import type { RunOutput } from "../run.ts";
+import { alignColumns } from "../report/columns.ts";
 import type { ScenarioResult } from "./runner.ts";
 
 /** One seed's figures at a point. */
@@ -109,10 +110,7 @@ export function formatSweepRows(r: ScenarioResult): string[] {
     num(row.offered_rate, 4),
     row.why,
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
-  const line = (c: string[]) =>
-    "  " + c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i]))).join("  ").trimEnd();
-  const out = [line(head), ...cells.map(line)];
+  const out = alignColumns([head, ...cells], { start: "  " });
   const c = r.capacity;
   if (c) out.push(`  ${c.kind} = ${Number.isNaN(c.value) ? "none" : c.value}: ${c.text}`);
   return out;
