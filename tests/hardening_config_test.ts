@@ -89,7 +89,8 @@ Deno.test("finding 4: device and model names that are built-in object properties
 Deno.test("finding 4: a baseline file with a key named like a built-in property is compared as a plain metric", () => {
   const fs = memoryFs({ "s.yaml": `${SCENARIO_HEAD}baseline: true\n` });
   const s = loadScenario("s.yaml", fs);
-  const r = compareBaseline(s, { constructor: 1, toString: 2 }, { "total_requests": 50 });
+  assert.ok(s.baseline);
+  const r = compareBaseline(s, s.baseline, { constructor: 1, toString: 2 }, { "total_requests": 50 });
   assert.equal(r.pass, false);
   assert.equal(
     r.message,

@@ -33,6 +33,7 @@
 import { z } from "zod";
 import { loadConfigSources, readYaml, resolveFrom } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
+import type { YamlSource } from "../config/source.ts";
 import { mapping, nonNegativeInt } from "../config/schema.ts";
 import { validate } from "../config/validate.ts";
 import { DEFAULT_FIT, FIT_PARAMETERS } from "./fit.ts";
@@ -165,7 +166,7 @@ export function expandScenarioPaths(patterns: readonly string[], where: { file: 
  * ```
  */
 export function loadManifest(file: string, fs: FileSystem): Manifest | ScenarioManifest {
-  const src = readYaml(file, fs);
+  const src: YamlSource = readYaml(file, fs); // typed: its fail() then narrows (TypeScript needs the annotation)
   const m = validate(src, ManifestSchema);
   const rel = (p: string) => resolveFrom(file, p);
   const common = {
@@ -191,12 +192,18 @@ export function loadManifest(file: string, fs: FileSystem): Manifest | ScenarioM
   for (const k of ["engine", "max_requests"] as const) {
     if (m[k] !== undefined) src.fail([k], `${k} selects scenarios: it needs scenarios`, true);
   }
-  for (const k of ["instance_config", "common_config", "measurements"] as const) {
-    if (m[k] === undefined) src.fail([], `missing required key '${k}' (or give scenarios instead)`);
+  const { instance_config: instanceConfig, common_config: commonConfig, measurements } = m;
+  if (instanceConfig === undefined || commonConfig === undefined || measurements === undefined) {
+    const k = instanceConfig === undefined
+      ? "instance_config"
+      : commonConfig === undefined
+      ? "common_config"
+      : "measurements";
+    src.fail([], `missing required key '${k}' (or give scenarios instead)`);
   }
-  const instancePaths = (Array.isArray(m.instance_config) ? m.instance_config : [m.instance_config!]).map(rel);
+  const instancePaths = (Array.isArray(instanceConfig) ? instanceConfig : [instanceConfig]).map(rel);
   const instances = instancePaths.map((p) => readYaml(p, fs));
-  const commonSrc = readYaml(rel(m.common_config!), fs);
+  const commonSrc = readYaml(rel(commonConfig), fs);
   const cfg = loadConfigSources(instances, commonSrc, fs);
   const device = cfg.groups[0].device;
   cfg.groups.forEach((g, i) => {
@@ -207,7 +214,7 @@ export function loadManifest(file: string, fs: FileSystem): Manifest | ScenarioM
       );
     }
   });
-  const runs = m.measurements!.flatMap((entry, i) => {
+  const runs = measurements.flatMap((entry, i) => {
     const [kind, p] = Object.entries(entry)[0] as [(typeof MEASUREMENT_KEYS)[number], string];
     const f = rel(p);
     let text: string;

@@ -142,10 +142,13 @@ export function loadScenarioCases(
       requests ??= lg.num_requests ?? undefined;
     }
     if (options.engine !== undefined && engine !== options.engine) continue;
+    if (device === undefined || group === undefined) {
+      throw new InputError(s.source.locate([]), "no instance group to run");
+    }
     cases.push({
       scenario: s,
-      device: device!,
-      group: group!,
+      device,
+      group,
       ...(engine !== undefined ? { engine } : {}),
       ...(requests !== undefined ? { requests } : {}),
     });

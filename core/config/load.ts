@@ -196,7 +196,7 @@ function* traceRecords(
       }
       continue;
     }
-    const r = csv ? parseCsvLine(line, header!) : parseJsonLine(line);
+    const r = header ? parseCsvLine(line, header) : parseJsonLine(line); // a header only in a CSV
     if (isTraceError(r)) {
       if (fail) fail(lineNo, r);
       throw new SyntaxError(`line ${lineNo}: ${r.field}: ${r.message}`);

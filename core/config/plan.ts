@@ -189,7 +189,7 @@ function withHostCosts(d: DeviceSpec, p: ProfiledServing, tp: number): DeviceSpe
     stepOverhead: host.stepUs * 1e-6,
     seqOverhead: host.seqUs * 1e-6,
     requestOverhead: (host.requestUs ?? 0) * 1e-6,
-    provenance: `${d.provenance}; host costs of the ${p.profile!.resolved.record.label} profile`,
+    provenance: `${d.provenance}; host costs of the ${record.label} profile`,
   };
 }
 

@@ -184,14 +184,15 @@ export class Engine implements EngineLoad {
     this.kv.release(blocks - shared);
     r.cachedBlocks = 0;
     if (shared === 0) return;
+    const keys = r.cacheKeys;
+    if (!cache || !keys) throw new Error(`request ${r.id} holds cached blocks on an engine without a prefix cache`);
     const own = shared < r.firstOwnBlock ? shared : r.firstOwnBlock;
-    const keys = r.cacheKeys!;
-    for (let j = 0; j < own; j++) cache!.release(keys[j]);
+    for (let j = 0; j < own; j++) cache.release(keys[j]);
     if (shared === own) return;
     const unindexed = r.preemptions === 0;
-    if (finished) cache!.releaseDead(keys, own, shared, unindexed);
-    else if (unindexed) cache!.indexReleased(keys, own, shared);
-    else for (let j = own; j < shared; j++) cache!.release(keys[j]);
+    if (finished) cache.releaseDead(keys, own, shared, unindexed);
+    else if (unindexed) cache.indexReleased(keys, own, shared);
+    else for (let j = own; j < shared; j++) cache.release(keys[j]);
   }
 
   /** Gives back what is still set aside for a request leaving this engine (or losing its KV). */
@@ -497,7 +498,9 @@ export class Engine implements EngineLoad {
         }
       }
       if (!fits) {
-        for (let j = 0; j < hit; j++) cache!.release(r.cacheKeys![j]);
+        const keys = r.cacheKeys;
+        if (cache && keys) { for (let j = 0; j < hit; j++) cache.release(keys[j]); // hit > 0 only with both
+         }
         break;
       }
       this.waiting.shift();

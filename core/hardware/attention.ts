@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ModelSpec } from "../model/model_spec.ts";
+import type { MlaSpec, ModelSpec } from "../model/model_spec.ts";
 import type { BatchShape, TimeParts } from "./batch.ts";
 import { ACT_BYTES } from "./kernels.ts";
 import type { Kernels } from "./kernels.ts";
@@ -118,9 +118,8 @@ export function gqaBlock(a: AttentionInput): AttentionBlock {
  * output (attention in latent space, FlashMLA-style), reading only the
  * 576-value latent per token.
  */
-export function mlaBlock(a: AttentionInput): AttentionBlock {
+export function mlaBlock(a: AttentionInput, mla: MlaSpec): AttentionBlock {
   const { model: m, k, tp, dcp, wb, peak } = a;
-  const mla = m.mla!;
   const h = m.hidden;
   const hpr = m.heads / tp;
   const qHead = mla.qkNopeHeadDim + mla.qkRopeHeadDim;

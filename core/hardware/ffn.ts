@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ModelSpec } from "../model/model_spec.ts";
+import type { ModelSpec, MoeSpec } from "../model/model_spec.ts";
 import type { BatchShape, TimeParts } from "./batch.ts";
 import type { MatrixPeaks } from "./device.ts";
 import { ACT_BYTES, groupedGemm } from "./kernels.ts";
@@ -92,9 +92,8 @@ export function expectedTouched(experts: number, topK: number, tokens: number): 
  * attention layout. With ep > 1 tokens travel by all-to-all (dispatch in
  * the activation type of the linear layers, combine in BF16).
  */
-export function moeFfn(f: FfnInput): FfnBlock {
+export function moeFfn(f: FfnInput, e: MoeSpec): FfnBlock {
   const { model: m, k, layout: l, wb, peak } = f;
-  const e = m.moe!;
   const h = m.hidden;
   // With redundant experts (EPLB) the expert count need not divide ep: a
   // device holds ⌈experts / ep⌉.

@@ -488,11 +488,12 @@ export class KernelTables {
   #allReduceMemo = new Map<number, number>();
 
   #allReduceTime(gpus: number, bytes: number): number | undefined {
-    const a = this.#allReduce?.tables.find((t) => t.gpus === gpus);
-    if (!a) return undefined;
-    const us = interpLog(this.#allReduce!.bytes, a.latencyUs, Math.max(bytes, this.#allReduce!.bytes[0]));
+    const table = this.#allReduce;
+    const a = table?.tables.find((t) => t.gpus === gpus);
+    if (!table || !a) return undefined;
+    const us = interpLog(table.bytes, a.latencyUs, Math.max(bytes, table.bytes[0]));
     const fit = a.fit.latencyUs + bytes / (a.fit.algBandwidthGBs * 1e3);
-    const last = this.#allReduce!.bytes[a.latencyUs.length - 1];
+    const last = table.bytes[a.latencyUs.length - 1];
     return (us === undefined || bytes > last ? fit : us) * 1e-6;
   }
 }

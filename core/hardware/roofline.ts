@@ -137,12 +137,12 @@ export class RooflineCostModel {
     }
     this.kernels = k;
     const att = { model: m, k, tp: l.tp, dcp: l.dcp, wb: linear.weightBytes, peak: linear.peak, kvb: input.kvBytes };
-    this.#attention = m.mla ? mlaBlock(att) : gqaBlock(att);
+    this.#attention = m.mla ? mlaBlock(att, m.mla) : gqaBlock(att);
     const ffn = { model: m, k, layout: l, wb: linear.weightBytes, peak: linear.peak };
     this.#moeLayers = m.moe ? m.layers - m.moe.denseLayers : 0;
     this.#denseLayers = m.layers - this.#moeLayers;
     if (this.#denseLayers > 0) this.#dense = denseFfn(ffn);
-    if (this.#moeLayers > 0) this.#moe = moeFfn(ffn);
+    if (m.moe && this.#moeLayers > 0) this.#moe = moeFfn(ffn, m.moe);
     if (this.#dense) this.#ffnLayers.push([this.#dense, this.#denseLayers]);
     if (this.#moe) this.#ffnLayers.push([this.#moe, this.#moeLayers]);
     this.#vocabPerRank = Math.ceil(m.vocab / l.lmheadTp);

@@ -22,7 +22,7 @@ import { resolveMetric, RUN_METRICS } from "./metric_keys.ts";
 import type { MetricRef } from "./metric_keys.ts";
 import type { CheckResult } from "./check_result.ts";
 import { MAX_RATE_MEETING } from "./scenario.ts";
-import type { Scenario } from "./scenario.ts";
+import type { BaselineSpec, Scenario } from "./scenario.ts";
 
 /** Resolves a canonical name, which every name a snapshot writes must be. */
 function canonical(name: string): MetricRef {
@@ -128,10 +128,10 @@ const isMinMax = (m: MetricRef | undefined) => !!m && /\.(MIN|MAX)$/.test(m.name
  */
 export function compareBaseline(
   s: Scenario,
+  spec: BaselineSpec,
   stored: Record<string, number | null> | undefined,
   now: Record<string, number>,
 ): CheckResult {
-  const spec = s.baseline!;
   const loc = s.source.locate(["baseline"], true);
   const at = `${loc.file}:${loc.line}:${loc.col}: baseline`;
   const file = spec.file;

@@ -26,7 +26,7 @@ import type { CheckResult } from "./check_result.ts";
 export type { CheckResult } from "./check_result.ts";
 import { resolveMetric } from "./metric_keys.ts";
 import { MAX_RATE_MEETING, MIN_VALUE_MEETING } from "./scenario.ts";
-import type { ConfigRef, Measurement, Scenario, ScenarioAssertion, ScenarioOverride } from "./scenario.ts";
+import type { ConfigRef, Measurement, Scenario, ScenarioAssertion, ScenarioOverride, SweepAxis } from "./scenario.ts";
 
 /** How a simulated value compares with a measurement. */
 export interface MeasurementResult {
@@ -72,6 +72,9 @@ export interface SweepPoint {
    */
   readonly verdict?: PointVerdict;
 }
+
+/** A sweep point judged against the scenario's SLOs: what a capacity search walks. */
+export type JudgedPoint = SweepPoint & { readonly verdict: PointVerdict };
 
 /** The answer of a capacity search over the swept key. */
 export interface CapacityAnswer {
@@ -354,15 +357,14 @@ const midpoint = (lo: number, hi: number, integer: boolean) =>
  * integer key (until they are 1 apart), else to 1% of that interval.
  */
 function capacitySearch(
-  s: Scenario,
+  axis: SweepAxis,
   kind: CapacityAnswer["kind"],
-  grid: readonly SweepPoint[],
-  probe: (value: number) => SweepPoint,
+  grid: readonly JudgedPoint[],
+  probe: (value: number) => JudgedPoint,
 ): CapacityAnswer {
-  const axis = s.sweep!.axes[0];
   const key = axis.key;
   const sorted = [...grid].sort((p, q) => p.values[0] - q.values[0]);
-  const passes = (p: SweepPoint) => p.verdict!.pass;
+  const passes = (p: JudgedPoint) => p.verdict.pass;
   const max = kind === MAX_RATE_MEETING;
   // Walk from the passing end (the lowest value for max_rate_meeting, the highest for min_value_meeting).
   const walk = max ? sorted : [...sorted].reverse();
@@ -394,14 +396,14 @@ function capacitySearch(
       key,
       value: NaN,
       failing: failPoint.values[0],
-      failingWhy: failPoint.verdict!.why,
+      failingWhy: failPoint.verdict.why,
       text: again.length
-        ? `the ${end} swept value, ${key} = ${exact(failPoint.values[0])}, fails: ${
-          failPoint.verdict!.why
-        }; ${notMonotone}`
-        : `no swept value meets the SLOs: ${key} = ${exact(failPoint.values[0])}, the ${end}, fails: ${
-          failPoint.verdict!.why
-        }`,
+        ? `the ${end} swept value, ${key} = ${
+          exact(failPoint.values[0])
+        }, fails: ${failPoint.verdict.why}; ${notMonotone}`
+        : `no swept value meets the SLOs: ${key} = ${
+          exact(failPoint.values[0])
+        }, the ${end}, fails: ${failPoint.verdict.why}`,
     };
   }
   let good = walk[firstFail - 1];
@@ -419,10 +421,10 @@ function capacitySearch(
     else bad = p;
   }
   const value = good.values[0];
-  const text = `the SLOs hold ${max ? "up to" : "from"} ${key} = ${exact(value)}; ${exact(bad.values[0])} fails: ${
-    bad.verdict!.why
-  }${notMonotone ? `; ${notMonotone.replace(" it:", ` ${exact(bad.values[0])}:`)}` : ""}`;
-  return { kind, key, value, failing: bad.values[0], failingWhy: bad.verdict!.why, text };
+  const text = `the SLOs hold ${max ? "up to" : "from"} ${key} = ${exact(value)}; ${
+    exact(bad.values[0])
+  } fails: ${bad.verdict.why}${notMonotone ? `; ${notMonotone.replace(" it:", ` ${exact(bad.values[0])}:`)}` : ""}`;
+  return { kind, key, value, failing: bad.values[0], failingWhy: bad.verdict.why, text };
 }
 
 /**
@@ -431,12 +433,11 @@ function capacitySearch(
  * value below it holds, so no point contradicts it).
  */
 function perPointHint(
-  s: Scenario,
+  axes: readonly SweepAxis[],
   holdsAt: (p: SweepPoint) => boolean,
   grid: readonly SweepPoint[],
   pt: SweepPoint,
 ): string {
-  const axes = s.sweep!.axes;
   const line = grid.filter((q) => q.values.every((v, i) => i === 0 || v === pt.values[i]))
     .sort((p, q) => p.values[0] - q.values[0]);
   const others = axes.slice(1).map((ax, i) => `${ax.key} = ${pt.values[i + 1]}`).join(", ");
@@ -470,19 +471,23 @@ export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult
     const name = (vals: readonly number[]) => axes.map((ax, i) => `${ax.key}=${vals[i]}`).join(",");
     const slos = s.slos.length ? s.slos : s.minValueSlos;
     const must = slos.length ? slos : s.perPoint;
-    const point = (vals: readonly number[], bisection: boolean): SweepPoint => {
+    const runPoint = (vals: readonly number[], bisection: boolean): SweepPoint => {
       const outs = runSeeds(s, s.config, at(vals), fs);
-      const p = {
-        values: vals,
-        output: outs[0],
-        outputs: outs,
-        bisection,
-        ...(must.length ? { verdict: verdictOf(s, must, outs, slos.length > 0) } : {}),
-      };
-      points.push(p);
-      return p;
+      return { values: vals, output: outs[0], outputs: outs, bisection };
     };
-    for (const vals of grid) seedRuns.set(name(vals), [...point(vals, false).outputs]);
+    const judged = (p: SweepPoint): JudgedPoint => {
+      const j = { ...p, verdict: verdictOf(s, must, p.outputs, slos.length > 0) };
+      points.push(j);
+      return j;
+    };
+    // With SLOs (or per-point assertions) every point is judged; the capacity search walks the judged grid.
+    const judgedGrid: JudgedPoint[] = [];
+    for (const vals of grid) {
+      const p = runPoint(vals, false);
+      if (must.length) judgedGrid.push(judged(p));
+      else points.push(p);
+      seedRuns.set(name(vals), [...p.outputs]);
+    }
     const gridPoints = [...points];
     // Per-point assertions, with where they hold when one fails.
     for (const a of s.perPoint) {
@@ -495,14 +500,14 @@ export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult
             pt.outputs,
             lookupsOf(pt.outputs),
             `[${name(pt.values)}] `,
-            perPointHint(s, holdsAt, gridPoints, pt),
+            perPointHint(axes, holdsAt, gridPoints, pt),
           ),
         );
       }
     }
     if (slos.length) {
       const kind = s.slos.length ? MAX_RATE_MEETING : MIN_VALUE_MEETING;
-      capacity = capacitySearch(s, kind, gridPoints, (v) => point([v], true));
+      capacity = capacitySearch(axes[0], kind, judgedGrid, (v) => judged(runPoint([v], true)));
     }
   } else if (s.variants.size) {
     for (const [name, c] of s.variants) seedRuns.set(name, runSeeds(s, c, [], fs));
@@ -564,7 +569,7 @@ export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult
   if (capacity) snap[capacity.kind] = capacity.value;
   if (s.baseline) {
     const stored = readBaseline(s.baseline.file, fs);
-    checks.push(compareBaseline(s, stored, snap));
+    checks.push(compareBaseline(s, s.baseline, stored, snap));
   }
   const max = capacity?.kind === MAX_RATE_MEETING ? capacity : undefined;
   const min = capacity?.kind === MIN_VALUE_MEETING ? capacity : undefined;

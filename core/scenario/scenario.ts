@@ -411,14 +411,14 @@ type PartialConfig = {
   overrides: readonly ScenarioOverride[];
 };
 
-function configRef(
+/** The configuration `v` gives at `at`, over `base` (what variants share); parts may be missing. */
+function partialConfig(
   src: YamlSource,
   at: PathPart[],
   v: { instance_config?: string | string[]; instances?: unknown; common_config?: string; common?: unknown },
   base: PartialConfig | undefined,
   extra: ScenarioOverride[],
-  complete = true,
-): ConfigRef {
+): PartialConfig {
   const rel = (p: string) => resolveFrom(src.file, p);
   if (v.instance_config !== undefined && v.instances !== undefined) {
     src.fail([...at, "instances"], "give instance_config or instances, not both");
@@ -436,9 +436,19 @@ function configRef(
     : v.common_config !== undefined
     ? { file: rel(v.common_config) }
     : base?.common;
-  if (complete && !instances) src.fail(at, "missing required key 'instance_config' (or inline 'instances')");
-  if (complete && !common) src.fail(at, "missing required key 'common_config' (or inline 'common')");
-  return { instances: instances!, common: common!, overrides: [...(base?.overrides ?? []), ...extra] };
+  return {
+    ...(instances ? { instances } : {}),
+    ...(common ? { common } : {}),
+    overrides: [...(base?.overrides ?? []), ...extra],
+  };
+}
+
+/** A configuration with both parts, or an error at `at` naming the part missing. */
+function completeConfig(src: YamlSource, at: PathPart[], p: PartialConfig): ConfigRef {
+  const { instances, common, overrides } = p;
+  if (!instances) src.fail(at, "missing required key 'instance_config' (or inline 'instances')");
+  if (!common) src.fail(at, "missing required key 'common_config' (or inline 'common')");
+  return { instances, common, overrides };
 }
 
 /**
@@ -456,26 +466,30 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
   const variantNames = new Set(Object.keys(s.variants ?? {}));
   if (s.variants && s.sweep) src.fail(["sweep"], "variants and sweep cannot be combined in one scenario");
   // With variants, the scenario level holds what they share and each variant completes it.
-  const shared = configRef(
-    src,
-    [],
-    s,
-    undefined,
-    overridesAt(src, ["overrides"], s.overrides),
-    variantNames.size === 0,
-  );
-  const base = variantNames.size === 0 ? shared : undefined;
+  const shared = partialConfig(src, [], s, undefined, overridesAt(src, ["overrides"], s.overrides));
+  const base = variantNames.size === 0 ? completeConfig(src, [], shared) : undefined;
   const variants = new Map<string, ConfigRef>();
   for (const [name, v] of Object.entries(s.variants ?? {})) {
     if (name.includes(".")) src.fail(["variants", name], "a variant name cannot contain '.'", true);
     variants.set(
       name,
-      configRef(src, ["variants", name], v, shared, overridesAt(src, ["variants", name, "overrides"], v.overrides)),
+      completeConfig(
+        src,
+        ["variants", name],
+        partialConfig(
+          src,
+          ["variants", name],
+          v,
+          shared,
+          overridesAt(src, ["variants", name, "overrides"], v.overrides),
+        ),
+      ),
     );
   }
   let sweep: SweepSpec | undefined;
-  if (s.sweep) {
-    const keys = Object.keys(s.sweep);
+  const swept = s.sweep;
+  if (swept) {
+    const keys = Object.keys(swept);
     if (keys.length === 0 || keys.length > 3) src.fail(["sweep"], "sweep one, two or three keys");
     sweep = {
       axes: keys.map((key) => {
@@ -483,7 +497,7 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
         if (!p || !CONFIG_ROOTS.includes(String(p[0]))) {
           return src.fail(["sweep", key], `expected a dotted key path into ${CONFIG_ROOTS.join(", ")}`, true);
         }
-        const values = s.sweep![key];
+        const values = swept[key];
         const integer = isIntegerKey(p);
         const i = values.findIndex((v) => !Number.isInteger(v));
         if (integer && i >= 0) src.fail(["sweep", key, i], `${key} takes integers, got ${values[i]}`);
@@ -523,7 +537,7 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
       file: fileIn(join(dirname(file), "__baselines__"), `${name}.json`),
     }
     : undefined;
-  const firstConfig = base ?? variants.values().next().value!;
+  const firstConfig = base ?? variants.values().next().value ?? src.fail(["variants"], "expected at least one variant");
   const derived = ([MAX_RATE_MEETING, MIN_VALUE_MEETING] as const).filter((b) => s[b]);
   const assertions = parseAssertions(src, "expect", s.expect, variantNames, derived);
   const perPoint = parseAssertions(src, "expect_per_point", s.expect_per_point, new Set(), []);
