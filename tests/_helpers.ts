@@ -8,6 +8,8 @@
 import type { FileSystem } from "../core/config/load.ts";
 import { main } from "../cli.ts";
 import { runCheck } from "../scenarios/check.ts";
+import { runCalibrate } from "../tools/calibrate.ts";
+import type { TaskOutput } from "../scenarios/_args.ts";
 
 /** The repository root. */
 export const ROOT = new URL("..", import.meta.url).pathname;
@@ -38,7 +40,7 @@ export async function runDeno(args: string[], cwd = ROOT): Promise<CliRun> {
 /**
  * Runs the command line in this process, `main(args)` of cli.ts with its output captured: the exit code, stdout and
  * stderr exactly as `deno task sim` prints them. The entry point itself (Deno starting cli.ts, its exit code) is
- * covered by {@link runCliProcess}.
+ * covered by {@link runTask} (`deno task sim`).
  */
 export async function runCli(args: string[]): Promise<CliRun> {
   let stdout = "";
@@ -47,20 +49,28 @@ export async function runCli(args: string[]): Promise<CliRun> {
   return { code, stdout, stderr };
 }
 
-/** Runs `deno run cli.ts ...args` in a new process from `cwd` (default: the repository root). */
-export function runCliProcess(args: string[], cwd = ROOT): Promise<CliRun> {
-  return runDeno(["run", "--quiet", "--allow-read", "--allow-write", "--allow-env", `${ROOT}cli.ts`, ...args], cwd);
+/** A task's in-process entry point: its arguments and where its lines go, to its exit code. */
+export type TaskEntry = (args: string[], io: TaskOutput) => number;
+
+/** Runs a task's entry point in this process with its lines captured: what it prints and its exit code. */
+export function captureTask(entry: TaskEntry, args: string[]): CliRun {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = entry(args, { out: (l) => out.push(`${l}\n`), err: (l) => err.push(`${l}\n`) });
+  return { code, stdout: out.join(""), stderr: err.join("") };
 }
 
 /**
- * Runs `deno task check ...args` in this process (`runCheck` of scenarios/check.ts), its lines captured: what the task
- * prints and its exit code. The task's permission set is what a process run adds; a few tests keep that.
+ * Runs `deno task check ...args` in this process (`runCheck` of scenarios/check.ts). The task's permission set is what
+ * a process run adds; a few tests keep that.
  */
 export function runCheckTask(args: string[]): CliRun {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = runCheck(args, { out: (l) => out.push(`${l}\n`), err: (l) => err.push(`${l}\n`) });
-  return { code, stdout: out.join(""), stderr: err.join("") };
+  return captureTask(runCheck, args);
+}
+
+/** Runs `deno task calibrate ...args` in this process (`runCalibrate` of tools/calibrate.ts). */
+export function runCalibrateTask(args: string[]): CliRun {
+  return captureTask(runCalibrate, args);
 }
 
 /** Runs `deno task <name> ...args` (quietly) from the repository root. */

@@ -6,7 +6,7 @@
  * error beside the uncalibrated one.
  */
 import assert from "node:assert/strict";
-import { runCli, runTask, writeTemp } from "./_helpers.ts";
+import { runCalibrateTask, runCli, runTask, writeTemp } from "./_helpers.ts";
 import { readYaml } from "../core/config/load.ts";
 import { loadConfigSources } from "../core/config/load.ts";
 import { denoFileSystem } from "../core/config/load.ts";
@@ -14,15 +14,9 @@ import { simulateRun } from "../core/calibrate/fit.ts";
 import { detectFormat, readMeasurements } from "../core/calibrate/measurements.ts";
 import { calibrateScenarios, loadScenarioCases } from "../core/calibrate/scenarios.ts";
 import { ROOT } from "./_helpers.ts";
-import { runCalibrate } from "../tools/calibrate.ts";
 
 /** `deno task calibrate` in-process: its exit code and what it printed (the task's own entry point is run once below). */
-function calibrateCli(args: string[]): { code: number; stdout: string; stderr: string } {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = runCalibrate(args, { out: (l) => out.push(`${l}\n`), err: (l) => err.push(`${l}\n`) });
-  return { code, stdout: out.join(""), stderr: err.join("") };
-}
+const calibrateCli = runCalibrateTask;
 
 const INSTANCE =
   "instance_groups:\n  - {num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}\n";

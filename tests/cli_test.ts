@@ -5,7 +5,7 @@
  * `deno task sim` and `deno run cli.ts`, so the real entry point stays covered.
  */
 import assert from "node:assert/strict";
-import { COMMON_OK, INSTANCE_OK, ROOT, runCli, runCliProcess, runTask, writeTemp } from "./_helpers.ts";
+import { COMMON_OK, INSTANCE_OK, ROOT, runCli, runTask, writeTemp } from "./_helpers.ts";
 
 Deno.test("deno task sim with no arguments runs the bundled example and says what it simulated", async () => {
   const run = await runTask("sim", []);
@@ -96,14 +96,14 @@ Deno.test("cli --enable_profiling writes a Chrome trace and a per-request CSV", 
 });
 
 Deno.test("cli --help prints the usage and exits 0", async () => {
-  const run = await runCliProcess(["--help"]);
+  const run = await runCli(["--help"]);
   assert.equal(run.code, 0);
   assert.match(run.stdout, /--instance_config_path <paths\.\.\.>/);
   assert.match(run.stdout, /--common_config_path <path>/);
 });
 
 Deno.test("cli exits 2 on an unknown flag or a lone config path", async () => {
-  const bad = await runCliProcess(["--bogus"]);
+  const bad = await runCli(["--bogus"]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /unknown option '--bogus'/);
   const lone = await runCli(["--instance_config_path", `${ROOT}examples/instances.yaml`]);
