@@ -222,9 +222,16 @@ export class Engine implements EngineLoad {
     if (this.cache && need > this.kv.free) this.kv.release(this.cache.evict(need - this.kv.free));
   }
 
+  /** The text of each reason a request cannot run here, built once (routing asks per request). */
+  #whyText = new Map<Unservable, string | undefined>();
+
   /** Whether a request of these lengths can ever complete here, or why not. */
   whyUnservable(input: number, output: number): string | undefined {
-    return unservableCategory(this.spec, input, output);
+    const kind = unservable(this.spec, input, output);
+    if (kind === undefined) return undefined;
+    let text = this.#whyText.get(kind);
+    if (text === undefined) this.#whyText.set(kind, text = unservableCategory(this.spec, input, output));
+    return text;
   }
 
   /** Routers weigh outstanding work by this (seconds per token). */
