@@ -220,3 +220,13 @@ export type {
   SweepSpec,
   Tolerance,
 } from "./core/scenario/mod.ts";
+export { planDeployments } from "./core/planner/mod.ts";
+export type {
+  CandidateOutcome,
+  FailingCandidate,
+  InfeasibleCandidate,
+  PlannedCandidate,
+  PlanRequest,
+  PlanResult,
+  PlanSlo,
+} from "./core/planner/mod.ts";

@@ -1,0 +1,355 @@
+/**
+ * The capacity planner: the cheapest deployment that meets the SLOs at a
+ * target load. Each candidate (device type × tensor-parallel size,
+ * aggregated) is first checked without simulating it (the model must fit,
+ * the layout must divide the model); the survivors get a lower bound on
+ * their instance count from the cost model, and then the fewest instances
+ * that keep up with the offered load and meet every SLO judged from arrival
+ * are found by the scenario runner's `min_value_meeting` search (full event
+ * simulation, integer bisection). The answer is ranked by cost (or devices)
+ * with its Pareto front of tokens/s per device against tokens/s per user.
+ *
+ * @module
+ */
+import { InputError } from "../config/errors.ts";
+import { denoFileSystem, loadConfigSources, readYaml } from "../config/load.ts";
+import type { FileSystem } from "../config/load.ts";
+import { YamlSource } from "../config/source.ts";
+import { buildPlan } from "../config/plan.ts";
+import type { SimulationPlan } from "../config/plan.ts";
+import { decodeBatch, prefillBatch } from "../hardware/batch.ts";
+import { loadScenario, resolveMetric, runScenario } from "../scenario/mod.ts";
+import type { RunOutput } from "../run.ts";
+
+/** One SLO: a metric key of the scenario language and its bound, e.g. `ttft.p99` and `<= 2`. */
+export interface PlanSlo {
+  /** Metric key (`ttft.p99`, `tpot.p99`, `e2e.p90`, …). */
+  readonly key: string;
+  /** Bound expression (`<= 2`). */
+  readonly bound: string;
+}
+
+/** What to plan for. */
+export interface PlanRequest {
+  /** The common file (model, workload, serving limits); its `load_gen.request_rate` is replaced by `targetRate`. */
+  readonly commonFile: string;
+  /** Offered load, requests per second. */
+  readonly targetRate: number;
+  /** Every SLO a deployment must meet (judged from arrival, on the worst seed). */
+  readonly slos: readonly PlanSlo[];
+  /** Device types to consider. */
+  readonly devices: readonly string[];
+  /** Tensor-parallel sizes to consider (devices per instance). */
+  readonly tpSizes: readonly number[];
+  /** The most devices a deployment may use. */
+  readonly maxDevices: number;
+  /** Price of one device-hour by device type; without it, candidates rank by device count. */
+  readonly prices?: Readonly<Record<string, number>>;
+  /** Seeds each point runs (default 1). */
+  readonly seeds?: number;
+}
+
+/** A candidate that cannot serve the model, and why (found without simulating it). */
+export interface InfeasibleCandidate {
+  /** Discriminant. */
+  readonly kind: "infeasible";
+  /** Device type. */
+  readonly device: string;
+  /** Tensor-parallel size (devices per instance). */
+  readonly tp: number;
+  /** Why: the model does not fit, the layout does not divide it, … */
+  readonly reason: string;
+}
+
+/** A candidate that cannot meet the SLOs at the target rate within `maxDevices`. */
+export interface FailingCandidate {
+  /** Discriminant. */
+  readonly kind: "fails";
+  /** Device type. */
+  readonly device: string;
+  /** Tensor-parallel size (devices per instance). */
+  readonly tp: number;
+  /** The most instances tried. */
+  readonly instances: number;
+  /** What they missed. */
+  readonly reason: string;
+}
+
+/** A candidate's fewest instances meeting the SLOs, and its figures there. */
+export interface PlannedCandidate {
+  /** Discriminant. */
+  readonly kind: "planned";
+  /** Device type. */
+  readonly device: string;
+  /** Tensor-parallel size (devices per instance). */
+  readonly tp: number;
+  /** Fewest instances that keep up and meet every SLO. */
+  readonly instances: number;
+  /** instances × tp. */
+  readonly devices: number;
+  /** devices × price, when a price is given. */
+  readonly costPerHour?: number;
+  /** Output tokens per second per device at the target rate. */
+  readonly tokensPerDevice: number;
+  /** Output tokens per second per user (1 / median TPOT). */
+  readonly tokensPerUser: number;
+  /** p99 TTFT from arrival, s. */
+  readonly ttftP99: number;
+  /** p99 TPOT, s. */
+  readonly tpotP99: number;
+  /** Each SLO's metric value at the chosen count. */
+  readonly values: Readonly<Record<string, number>>;
+  /** The instance count the cost model alone suggests (a lower bound where the search started). */
+  readonly lowerBound: number;
+  /** Simulated runs the search took (bisection included, × seeds). */
+  readonly runs: number;
+  /** On the Pareto front of tokens/s per device against tokens/s per user. */
+  readonly pareto: boolean;
+}
+
+/** Any candidate's outcome. */
+export type CandidateOutcome = InfeasibleCandidate | FailingCandidate | PlannedCandidate;
+
+/** The plan: every candidate's outcome, the planned ones ranked best first. */
+export interface PlanResult {
+  /** What was planned for. */
+  readonly request: PlanRequest;
+  /** Planned candidates, cheapest first (then most tokens/s per device). */
+  readonly ranked: readonly PlannedCandidate[];
+  /** Every candidate in search order. */
+  readonly candidates: readonly CandidateOutcome[];
+}
+
+/** The instance file of a candidate with `instances` instances. */
+export function instanceYaml(device: string, tp: number, instances: number): string {
+  return [
+    "instance_groups:",
+    `  - num_instances: ${instances}`,
+    `    num_devices_per_instance: ${tp}`,
+    `    device_type: ${device}`,
+    "    pd_role: both",
+    `    name: ${device.toLowerCase()}_tp${tp}`,
+    "    parallel_config:",
+    `      tp_size: ${tp}`,
+    "",
+  ].join("\n");
+}
+
+/** A file system that serves `extra` (path → text) and reads everything else from `base`. */
+function overlay(base: FileSystem, extra: Map<string, string>): FileSystem {
+  return {
+    readText: (p) => extra.get(p) ?? base.readText(p),
+    isDirectory: (p) => !extra.has(p) && base.isDirectory(p),
+  };
+}
+
+/** The candidate's plan with one instance, or why it cannot run (no simulation). */
+function feasibility(
+  device: string,
+  tp: number,
+  common: YamlSource,
+  fs: FileSystem,
+): SimulationPlan | string {
+  try {
+    const inst = new YamlSource(`(candidate ${device} tp${tp})`, instanceYaml(device, tp, 1));
+    return buildPlan(loadConfigSources([inst], common, fs));
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    // The message without the location and key path: the candidate is ours, not a file the user wrote.
+    return e.message.replace(/^[^:]*:(\d+:\d+: )?/, "").replace(/^[\w[\].]+: /, "").trim();
+  }
+}
+
+/**
+ * Requests per second one instance can serve at most, from the cost model:
+ * each request's prompt in one prefill step plus its share of full decode
+ * batches (max_num_seqs sequences at the mean context). An upper bound
+ * (no queueing, no KV limit), so target / it bounds the instance count from
+ * below.
+ */
+export function instanceRateBound(plan: SimulationPlan): number {
+  const g = plan.groups[0];
+  const w = plan.input.workload;
+  const mean = (d: typeof w.input) =>
+    d.dist === "fixed" ? d.value : d.dist === "uniform" ? (d.min + d.max) / 2 : "mean" in d ? d.mean : 1024;
+  const input = Math.max(1, Math.round(mean(w.input)));
+  const output = Math.max(1, Math.round(mean(w.output)));
+  const seqs = Math.max(1, Math.min(g.serving.serving.max_num_seqs, Math.floor(g.memory.kvTokens / (input + output))));
+  const prefill = g.cost.stepTime(prefillBatch(Math.min(input, g.serving.serving.max_tokens_budget)));
+  const prefillPerRequest = prefill * Math.ceil(input / g.serving.serving.max_tokens_budget);
+  const decodeStep = g.cost.stepTime(decodeBatch(seqs, input + output / 2));
+  const perRequest = prefillPerRequest + (output - 1) * decodeStep / seqs;
+  return g.dp / perRequest;
+}
+
+/** The scenario text that finds the fewest instances over `grid`. */
+function searchScenario(req: PlanRequest, device: string, tp: number, grid: readonly number[]): string {
+  const seeds = req.seeds ?? 1;
+  return [
+    `name: plan-${device.toLowerCase()}-tp${tp}`,
+    "instances:",
+    ...instanceYaml(device, tp, grid[0]).trimEnd().split("\n").map((l) => `  ${l}`),
+    `common_config: ${JSON.stringify(req.commonFile)}`,
+    "overrides:",
+    `  load_gen.request_rate: ${req.targetRate}`,
+    ...(seeds > 1 ? [`seeds: ${seeds}`] : []),
+    "sweep:",
+    `  instance_groups[0].num_instances: [${grid.join(", ")}]`,
+    "min_value_meeting:",
+    ...req.slos.map((s) => `  ${s.key}: ${JSON.stringify(s.bound)}`),
+    "",
+  ].join("\n");
+}
+
+/** A run's figure for an SLO key, read the way the scenario judged it (worst seed). */
+function figures(outs: readonly RunOutput[]) {
+  const worst = (f: (o: RunOutput) => number) => Math.max(...outs.map(f));
+  const s = (o: RunOutput) => o.summary;
+  return {
+    ttftP99: worst((o) => s(o).extMetric["TTFT_FROM_ARRIVAL(s)"].P99),
+    tpotP99: worst((o) => s(o).perMetric["TPOT(s)"].P99),
+    tpotMedian: Math.max(...outs.map((o) => s(o).perMetric["TPOT(s)"].MEDIAN)),
+    tokens: Math.min(...outs.map((o) => s(o).overall["output_token_throughput(tok/s)"])),
+  };
+}
+
+/**
+ * Plans the cheapest deployments that meet `req.slos` at `req.targetRate`.
+ *
+ * @param req what to plan for
+ * @param fs where the common file (and anything it names) is read from
+ * @throws {InputError} on a bad common file
+ *
+ * @example Plan Llama-3.1-8B on H100 at 5 req/s
+ * ```ts
+ * import { planDeployments } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const common = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 100, num_input_tokens: 512, num_output_tokens: 64," +
+ *   " request_rate: 1.0}\n";
+ * const fs = { readText: (p: string) => (p === "/c.yaml" ? common : ""), isDirectory: () => false };
+ * const plan = planDeployments({
+ *   commonFile: "/c.yaml",
+ *   targetRate: 5,
+ *   slos: [{ key: "ttft.p99", bound: "<= 1" }],
+ *   devices: ["H100_SXM_80G"],
+ *   tpSizes: [1],
+ *   maxDevices: 8,
+ * }, fs);
+ * assert.equal(plan.ranked[0].device, "H100_SXM_80G");
+ * assert.ok(plan.ranked[0].instances >= 1);
+ * ```
+ */
+export function planDeployments(req: PlanRequest, fs: FileSystem = denoFileSystem): PlanResult {
+  const common = readYaml(req.commonFile, fs);
+  const outcomes: CandidateOutcome[] = [];
+  for (const device of req.devices) {
+    for (const tp of req.tpSizes) {
+      outcomes.push(planCandidate(req, device, tp, common, fs));
+    }
+  }
+  const planned = outcomes.filter((o): o is PlannedCandidate => o.kind === "planned");
+  const front = planned.filter((c) =>
+    !planned.some((d) =>
+      d !== c && d.tokensPerDevice >= c.tokensPerDevice && d.tokensPerUser >= c.tokensPerUser &&
+      (d.tokensPerDevice > c.tokensPerDevice || d.tokensPerUser > c.tokensPerUser)
+    )
+  );
+  const marked = outcomes.map((o) => (o.kind === "planned" ? { ...o, pareto: front.includes(o) } : o));
+  const ranked = marked.filter((o): o is PlannedCandidate => o.kind === "planned").sort((a, b) =>
+    (a.costPerHour ?? a.devices) - (b.costPerHour ?? b.devices) || b.tokensPerDevice - a.tokensPerDevice ||
+    a.device.localeCompare(b.device) || a.tp - b.tp
+  );
+  return { request: req, ranked, candidates: marked };
+}
+
+/** One candidate: feasibility, the cost-model bound, then the simulated search. */
+function planCandidate(
+  req: PlanRequest,
+  device: string,
+  tp: number,
+  common: YamlSource,
+  fs: FileSystem,
+): CandidateOutcome {
+  const plan = feasibility(device, tp, common, fs);
+  if (typeof plan === "string") return { kind: "infeasible", device, tp, reason: plan };
+  const maxInstances = Math.floor(req.maxDevices / tp);
+  if (maxInstances < 1) {
+    return { kind: "infeasible", device, tp, reason: `tp_size ${tp} exceeds max_devices ${req.maxDevices}` };
+  }
+  const lowerBound = Math.max(1, Math.ceil(req.targetRate / instanceRateBound(plan)));
+  if (lowerBound > maxInstances) {
+    return {
+      kind: "fails",
+      device,
+      tp,
+      instances: maxInstances,
+      reason: `the cost model alone needs ≥ ${lowerBound} instances (${
+        lowerBound * tp
+      } devices) for ${req.targetRate} req/s`,
+    };
+  }
+  // The bound and a count above it; the grid doubles while every point fails. min_value_meeting then
+  // bisects over integers between the largest failing and the smallest passing count.
+  const virtual = `${req.commonFile.replace(/[^/]*$/, "")}.plan-${device}-tp${tp}.yaml`;
+  let runs = 0;
+  let low = lowerBound;
+  let grid: number[] = [];
+  for (;;) {
+    const high = Math.min(maxInstances, Math.max(low + 1, Math.ceil(low * 1.5)));
+    grid = [...new Set(low > 1 ? [low - 1, low, high] : [low, high])].filter((n) => n <= maxInstances);
+    const text = searchScenario(req, device, tp, grid);
+    const scenarioFs = overlay(fs, new Map([[virtual, text]]));
+    const r = runScenario(loadScenario(virtual, scenarioFs), scenarioFs);
+    runs += r.points.reduce((n, p) => n + p.outputs.length, 0);
+    const c = r.capacity;
+    if (c && c.value === grid[0] && grid[0] > 1) {
+      // Even the smallest count tried passes: the cost-model bound was not one; search from a single instance.
+      low = 1;
+      continue;
+    }
+    if (c && !Number.isNaN(c.value)) {
+      const at = r.points.find((p) => p.values[0] === c.value);
+      if (!at) throw new Error(`planner: no run at the answer ${c.value}`);
+      const f = figures(at.outputs);
+      const devices = c.value * tp;
+      const price = req.prices?.[device];
+      const values = Object.fromEntries(req.slos.map((s) => [s.key, sloValue(s.key, at.outputs)]));
+      return {
+        kind: "planned",
+        device,
+        tp,
+        instances: c.value,
+        devices,
+        ...(price !== undefined ? { costPerHour: devices * price } : {}),
+        tokensPerDevice: f.tokens / devices,
+        tokensPerUser: f.tpotMedian > 0 ? 1 / f.tpotMedian : 0,
+        ttftP99: f.ttftP99,
+        tpotP99: f.tpotP99,
+        values,
+        lowerBound,
+        runs,
+        pareto: false,
+      };
+    }
+    if (high >= maxInstances) {
+      return {
+        kind: "fails",
+        device,
+        tp,
+        instances: maxInstances,
+        reason: c?.failingWhy || "no instance count within max_devices meets the SLOs",
+      };
+    }
+    low = high + 1;
+  }
+}
+
+/** The worst seed's value of an SLO's metric at a point (for the margin to the bound). */
+function sloValue(key: string, outs: readonly RunOutput[]): number {
+  const m = resolveMetric(key);
+  if (!m) return NaN;
+  const values = outs.map((o) => m.read(o.summary));
+  return m.better === "higher" ? Math.min(...values) : Math.max(...values);
+}

@@ -1,0 +1,119 @@
+/**
+ * The capacity planner (`deno task plan`, core/planner): its answer is the
+ * fewest instances a brute-force sweep finds, the deployment it writes
+ * passes `deno task check` unchanged, and one instance fewer does not.
+ */
+import assert from "node:assert/strict";
+import { planDeployments } from "../core/planner/planner.ts";
+import { formatPlan, parseSlo, planFiles, runPlan } from "../tools/plan.ts";
+import { captureTask, ROOT, runCheckTask } from "./_helpers.ts";
+
+const CHAT = `${ROOT}scenarios/configs/llama8b_chat.yaml`;
+const SLOS = [{ key: "ttft.p99", bound: "<= 0.5" }, { key: "tpot.p99", bound: "<= 0.03" }];
+
+Deno.test("Llama-3.1-8B on H100 at 45 req/s: the planned count is the first count of a brute-force sweep that passes the written scenario", () => {
+  const plan = planDeployments({
+    commonFile: CHAT,
+    targetRate: 45,
+    slos: SLOS,
+    devices: ["H100_SXM_80G"],
+    tpSizes: [1],
+    maxDevices: 16,
+  });
+  assert.equal(plan.ranked.length, 1);
+  const best = plan.ranked[0];
+  const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
+  const files = planFiles(plan, dir);
+  for (const [name, text] of Object.entries(files)) Deno.writeTextFileSync(`${dir}/${name}`, text);
+  // Brute force: every count from 1 up, through the written scenario (SLOs from arrival, keeping up).
+  const passes = (n: number) => {
+    Deno.writeTextFileSync(
+      `${dir}/deployment.yaml`,
+      files["deployment.yaml"].replace(/num_instances: \d+/, `num_instances: ${n}`),
+    );
+    return runCheckTask([`${dir}/scenario.yaml`]).code === 0;
+  };
+  const first = [1, 2, 3, 4, 5, 6].find(passes);
+  assert.equal(best.instances, first, `planned ${best.instances}, brute force ${first}`);
+  assert.ok(best.instances > 1, "the case needs more than one instance, so that one fewer is tried");
+  // The written scenario, unchanged, passes; one instance fewer fails.
+  Deno.writeTextFileSync(`${dir}/deployment.yaml`, files["deployment.yaml"]);
+  const run = runCheckTask([`${dir}/scenario.yaml`]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /^PASS {2}planned-h100_sxm_80g-tp1 /);
+  assert.equal(passes(best.instances - 1), false);
+  assert.ok(best.lowerBound <= best.instances, `cost-model bound ${best.lowerBound} above the answer`);
+});
+
+Deno.test("candidates that cannot run are discarded without simulating them, with the reason", () => {
+  const plan = planDeployments({
+    commonFile: `${ROOT}examples/plan/llama70b_chat.yaml`,
+    targetRate: 2,
+    slos: [{ key: "ttft.p99", bound: "<= 5" }],
+    devices: ["H100_SXM_80G"],
+    tpSizes: [1, 3],
+    maxDevices: 8,
+  });
+  assert.equal(plan.ranked.length, 0);
+  const [tp1, tp3] = plan.candidates;
+  assert.equal(tp1.kind, "infeasible");
+  assert.match(tp1.kind === "infeasible" ? tp1.reason : "", /does not fit on H100_SXM_80G with tp_size 1/);
+  assert.equal(tp3.kind, "infeasible");
+  assert.match(tp3.kind === "infeasible" ? tp3.reason : "", /must divide the 64 attention heads/);
+  assert.match(formatPlan(plan).join("\n"), /No candidate meets the SLOs at this rate\./);
+});
+
+Deno.test("the ranked table orders by cost with prices, marks the Pareto front and gives each SLO's margin", () => {
+  const plan = planDeployments({
+    commonFile: CHAT,
+    targetRate: 20,
+    slos: SLOS,
+    devices: ["H100_SXM_80G", "H200_SXM_141G"],
+    tpSizes: [1, 2],
+    maxDevices: 8,
+    prices: { H100_SXM_80G: 2, H200_SXM_141G: 3.5 },
+  });
+  const costs = plan.ranked.map((c) => c.costPerHour!);
+  assert.deepEqual(costs, [...costs].sort((a, b) => a - b));
+  for (const c of plan.ranked) {
+    assert.equal(c.costPerHour, c.devices * (c.device === "H100_SXM_80G" ? 2 : 3.5));
+    // No planned candidate beats a front member on both axes.
+    if (c.pareto) {
+      assert.ok(
+        !plan.ranked.some((d) => d.tokensPerDevice > c.tokensPerDevice && d.tokensPerUser > c.tokensPerUser),
+      );
+    }
+  }
+  assert.ok(plan.ranked.some((c) => c.pareto));
+  const text = formatPlan(plan).join("\n");
+  assert.match(
+    text,
+    /^rank +device +tp +instances +devices +\$\/hour +tok\/s\/device +tok\/s\/user +ttft\.p99 +margin/m,
+  );
+  assert.match(text, /^ +1 +(H100_SXM_80G|H200_SXM_141G) +[12] +\d+ +\d+ +\d+\.\d\d +\d+ +[\d.]+ +[\d.]+ +\+\d+%/m);
+});
+
+Deno.test("deno task plan: bad arguments are one line and exit 2", () => {
+  const cases: [string[], RegExp][] = [
+    [["--target_rate", "5", "--slo", "ttft.p99<=1"], /^plan: --common_config_path is required/],
+    [["--common_config_path", CHAT, "--slo", "ttft.p99<=1"], /^plan: --target_rate: expected a positive number/],
+    [["--common_config_path", CHAT, "--target_rate", "5"], /^plan: at least one --slo is required/],
+    [["--common_config_path", CHAT, "--target_rate", "5", "--slo", "nope<=1"], /unknown metric 'nope'/],
+    [
+      ["--common_config_path", CHAT, "--target_rate", "5", "--slo", "ttft.p99<=1", "--devices", "H100"],
+      /^plan: --devices: unknown device 'H100'/,
+    ],
+    [
+      ["--common_config_path", CHAT, "--target_rate", "5", "--slo", "ttft.p99<=1", "--topology", "disagg"],
+      /^plan: --topology: only 'agg' is planned so far/,
+    ],
+    [["--common_config_path", "nope.yaml", "--target_rate", "5", "--slo", "ttft.p99<=1"], /^nope\.yaml: cannot read/],
+  ];
+  for (const [args, want] of cases) {
+    const r = captureTask(runPlan, args);
+    assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.equal(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
+    assert.match(r.stderr, want);
+  }
+  assert.deepEqual(parseSlo("tpot.p99 < 0.05"), { key: "tpot.p99", bound: "< 0.05" });
+});

@@ -1,0 +1,283 @@
+/**
+ * `deno task plan`: the cheapest deployment that meets the SLOs at a target
+ * load (see core/planner). Prints a ranked table and the Pareto front, and
+ * with `--out DIR` writes the plan as JSON, the winning deployment as an
+ * instance file and a scenario that pins it with the SLOs.
+ *
+ * @module
+ */
+import { InputError } from "../core/config/errors.ts";
+import { denoFileSystem, readYaml } from "../core/config/load.ts";
+import type { YamlSource } from "../core/config/source.ts";
+import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
+import { alignColumns } from "../core/report/columns.ts";
+import { instanceYaml, planDeployments } from "../core/planner/planner.ts";
+import type { PlannedCandidate, PlanResult, PlanSlo } from "../core/planner/planner.ts";
+import { parseBound, resolveMetric } from "../core/scenario/mod.ts";
+import { CONSOLE_OUTPUT, readTaskArgs, usageLine } from "../scenarios/_args.ts";
+import type { TaskOutput } from "../scenarios/_args.ts";
+import { basename, relative, resolve } from "node:path";
+
+const USAGE = `Usage: deno task plan --common_config_path C.yaml --target_rate R --slo 'ttft.p99<=2' [--slo …]
+       [--devices H100_SXM_80G,H200_SXM_141G,MI300X_192G] [--tp 1,2,4,8] [--max_devices 64]
+       [--topology agg] [--prices prices.yaml] [--seeds N] [--top 10] [--out DIR]
+
+Finds, for each device type and tensor-parallel size, the fewest instances that keep
+up with R requests/s of the common file's workload and meet every SLO (judged from
+arrival, on the worst seed), by full event simulation; ranks them by cost (with
+--prices: a YAML map of device type to price per device-hour) or by device count,
+and prints the Pareto front of tokens/s per device against tokens/s per user.
+
+  --common_config_path C   model, workload and serving limits (its request_rate is replaced)
+  --target_rate R          offered load, requests per second
+  --slo 'KEY OP BOUND'     a scenario assertion, e.g. 'ttft.p99<=2', 'tpot.p99<=0.05' (repeatable)
+  --devices A,B,…          device types (default H100_SXM_80G,H200_SXM_141G,MI300X_192G)
+  --tp 1,2,…               tensor-parallel sizes, devices per instance (default 1,2,4,8)
+  --max_devices N          the most devices a deployment may use (default 64)
+  --topology agg           aggregated serving (disaggregated planning is not implemented yet)
+  --prices FILE            price per device-hour by device type
+  --seeds N                seeds per simulated point (default 1)
+  --top N                  rows of the ranked table (default 10)
+  --out DIR                write plan.json, deployment.yaml and scenario.yaml there
+  -h, --help               show this help and exit
+
+Exit codes: 0 a deployment meets the SLOs; 1 none does; 2 bad input.`;
+
+const OPTIONS = [
+  "--common_config_path",
+  "--target_rate",
+  "--slo",
+  "--devices",
+  "--tp",
+  "--max_devices",
+  "--topology",
+  "--prices",
+  "--seeds",
+  "--top",
+  "--out",
+];
+
+/** `ttft.p99<=2` as a key and a bound expression, or why not. */
+export function parseSlo(text: string): PlanSlo | string {
+  const m = /^\s*([A-Za-z_][\w.()/ -]*?)\s*(<=|>=|==|<|>)\s*(.+?)\s*$/.exec(text);
+  if (!m) return `--slo '${text}': expected KEY OP BOUND, e.g. 'ttft.p99<=2'`;
+  const [, key, op, value] = m;
+  if (!resolveMetric(key)) return `--slo '${text}': unknown metric '${key}'`;
+  const bound = `${op} ${value}`;
+  try {
+    parseBound(bound);
+  } catch (e) {
+    return `--slo '${text}': ${e instanceof Error ? e.message : String(e)}`;
+  }
+  return { key, bound };
+}
+
+/**
+ * Runs `deno task plan` with `argv`, its lines to `io`: the exit code (0 a
+ * deployment meets the SLOs, 1 none does, 2 bad input).
+ */
+export function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): number {
+  const parsed = readTaskArgs({ task: "plan", usage: USAGE, options: OPTIONS }, argv);
+  if (parsed.kind === "exit") {
+    if (parsed.out !== undefined) io.out(parsed.out);
+    if (parsed.err !== undefined) io.err(parsed.err);
+    return parsed.code;
+  }
+  const opt = (k: string) => parsed.args.options[k]?.at(-1);
+  const bad = (message: string) => {
+    io.err(usageLine("plan", message));
+    return 2;
+  };
+  const count = (k: string, fallback: number, min = 1): number | string => {
+    const v = opt(k);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    return Number.isSafeInteger(n) && n >= min ? n : `${k}: expected an integer ≥ ${min}, got '${v}'`;
+  };
+  const common = opt("--common_config_path");
+  if (!common) return bad("--common_config_path is required");
+  const rate = Number(opt("--target_rate"));
+  if (!(rate > 0 && Number.isFinite(rate))) {
+    return bad(`--target_rate: expected a positive number, got '${opt("--target_rate") ?? ""}'`);
+  }
+  const sloTexts = parsed.args.options["--slo"] ?? [];
+  if (sloTexts.length === 0) return bad("at least one --slo is required, e.g. --slo 'ttft.p99<=2'");
+  const slos: PlanSlo[] = [];
+  for (const t of sloTexts) {
+    const s = parseSlo(t);
+    if (typeof s === "string") return bad(s);
+    slos.push(s);
+  }
+  const devices = (opt("--devices") ?? "H100_SXM_80G,H200_SXM_141G,MI300X_192G").split(",").map((d) => d.trim());
+  for (const d of devices) {
+    if (!Object.hasOwn(DEVICE_CATALOG, d)) {
+      return bad(`--devices: unknown device '${d}' (deno task sim --list-devices)`);
+    }
+  }
+  const tpSizes = (opt("--tp") ?? "1,2,4,8").split(",").map((t) => Number(t.trim()));
+  if (tpSizes.some((t) => !Number.isSafeInteger(t) || t < 1)) {
+    return bad(`--tp: expected integers ≥ 1, got '${opt("--tp")}'`);
+  }
+  const topology = opt("--topology") ?? "agg";
+  if (topology !== "agg") return bad(`--topology: only 'agg' is planned so far, got '${topology}'`);
+  const maxDevices = count("--max_devices", 64);
+  const seeds = count("--seeds", 1);
+  const top = count("--top", 10);
+  for (const v of [maxDevices, seeds, top]) if (typeof v === "string") return bad(v);
+  try {
+    readYaml(common, denoFileSystem); // a bad common file is reported as the user named it
+    const prices = readPrices(opt("--prices"));
+    const result = planDeployments({
+      commonFile: resolve(common),
+      targetRate: rate,
+      slos,
+      devices,
+      tpSizes,
+      maxDevices: maxDevices as number,
+      ...(prices ? { prices } : {}),
+      seeds: seeds as number,
+    });
+    for (const line of formatPlan(result, top as number)) io.out(line);
+    const out = opt("--out");
+    if (out && result.ranked.length) {
+      for (const [name, text] of Object.entries(planFiles(result, out))) {
+        Deno.mkdirSync(out, { recursive: true });
+        Deno.writeTextFileSync(`${out}/${name}`, text);
+        io.out(`wrote ${out}/${name}`);
+      }
+    }
+    return result.ranked.length ? 0 : 1;
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    io.err(e.message);
+    return 2;
+  }
+}
+
+/** `--prices FILE`: device type → price per device-hour. */
+function readPrices(file: string | undefined): Record<string, number> | undefined {
+  if (!file) return undefined;
+  const src: YamlSource = readYaml(file, denoFileSystem); // typed: its fail() then narrows
+  const data = src.data;
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    src.fail([], "expected a map of device type to price per device-hour");
+  }
+  const prices: Record<string, number> = {};
+  for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
+    if (typeof v !== "number" || !(v >= 0) || !Number.isFinite(v)) {
+      return src.fail([k], `expected a price ≥ 0 per device-hour, got ${JSON.stringify(v)}`);
+    }
+    prices[k] = v;
+  }
+  return prices;
+}
+
+const num = (x: number, digits = 3) => (Number.isFinite(x) ? Number(x.toPrecision(digits)).toString() : "-");
+
+/** Margin of a value to its SLO bound, as a percentage of the bound ("+40%" = 40% of headroom). */
+function margin(value: number, bound: string): string {
+  const m = /^(<=|<|>=|>|==)\s*(.+)$/.exec(bound);
+  const b = m ? Number(m[2]) : NaN;
+  if (!Number.isFinite(b) || b === 0 || !Number.isFinite(value)) return "-";
+  const headroom = m![1].startsWith("<") ? (b - value) / b : m![1].startsWith(">") ? (value - b) / b : 0;
+  return `${headroom >= 0 ? "+" : ""}${(headroom * 100).toFixed(0)}%`;
+}
+
+/** The plan as text: the ranked table, the Pareto front, and what could not be planned. */
+export function formatPlan(r: PlanResult, top = 10): string[] {
+  const q = r.request;
+  const priced = r.ranked.some((c) => c.costPerHour !== undefined);
+  const head = [
+    "rank",
+    "device",
+    "tp",
+    "instances",
+    "devices",
+    ...(priced ? ["$/hour"] : []),
+    "tok/s/device",
+    "tok/s/user",
+    ...q.slos.flatMap((s) => [s.key, "margin"]),
+    "pareto",
+  ];
+  const rows = r.ranked.slice(0, top).map((c, i) => [
+    String(i + 1),
+    c.device,
+    String(c.tp),
+    String(c.instances),
+    String(c.devices),
+    ...(priced ? [c.costPerHour !== undefined ? c.costPerHour.toFixed(2) : "-"] : []),
+    c.tokensPerDevice.toFixed(0),
+    c.tokensPerUser.toFixed(1),
+    ...q.slos.flatMap((s) => [num(c.values[s.key]), margin(c.values[s.key], s.bound)]),
+    c.pareto ? "*" : "",
+  ]);
+  const lines = [
+    `Plan: ${q.targetRate} req/s of ${relative(Deno.cwd(), q.commonFile) || q.commonFile}; SLOs ${
+      q.slos.map((s) => `${s.key} ${s.bound}`).join(", ")
+    }`,
+    "",
+    ...alignColumns([head, ...rows], { align: (i) => (i === 1 ? "left" : "right") }),
+  ];
+  const front = r.ranked.filter((c) => c.pareto).sort((a, b) => b.tokensPerDevice - a.tokensPerDevice);
+  if (front.length) {
+    lines.push("", "Pareto front (tokens/s per device against tokens/s per user):");
+    lines.push(
+      ...alignColumns(
+        [
+          ["device", "tp", "instances", "tok/s/device", "tok/s/user"],
+          ...front.map((c) => [
+            c.device,
+            String(c.tp),
+            String(c.instances),
+            c.tokensPerDevice.toFixed(0),
+            c.tokensPerUser.toFixed(1),
+          ]),
+        ],
+        { start: "  ", align: (i) => (i === 0 ? "left" : "right") },
+      ),
+    );
+  }
+  const others = r.candidates.filter((c) => c.kind !== "planned");
+  if (others.length) {
+    lines.push("", "Not planned:");
+    for (const c of others) {
+      lines.push(
+        `  ${c.device} tp ${c.tp}: ${c.kind === "fails" ? `fails with ${c.instances} instances: ` : ""}${c.reason}`,
+      );
+    }
+  }
+  if (r.ranked.length === 0) lines.push("", "No candidate meets the SLOs at this rate.");
+  return lines;
+}
+
+/** The files `--out` writes: plan.json, deployment.yaml (the winner) and scenario.yaml (pinning it). */
+export function planFiles(r: PlanResult, outDir: string): Record<string, string> {
+  const best: PlannedCandidate = r.ranked[0];
+  const q = r.request;
+  const commonRel = relative(resolve(outDir), q.commonFile) || q.commonFile;
+  const scenario = [
+    `name: planned-${best.device.toLowerCase()}-tp${best.tp}`,
+    "description: >",
+    `  Written by deno task plan: ${best.instances} × ${best.device} (tp ${best.tp}) serve ${q.targetRate} req/s`,
+    `  of ${basename(q.commonFile)} within the SLOs, keeping up with the load.`,
+    "tags: [planned]",
+    "instance_config: deployment.yaml",
+    `common_config: ${JSON.stringify(commonRel)}`,
+    "overrides:",
+    `  load_gen.request_rate: ${q.targetRate}`,
+    ...((q.seeds ?? 1) > 1 ? [`seeds: ${q.seeds}`] : []),
+    "expect:",
+    ...q.slos.map((s) => `  ${s.key}: ${JSON.stringify(s.bound)}`),
+    `  keeps_up: "== 1"`,
+    "",
+  ].join("\n");
+  return {
+    "plan.json": JSON.stringify(r, (_, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v), 2) + "\n",
+    "deployment.yaml": `# Planned by deno task plan (see scenario.yaml).\n${
+      instanceYaml(best.device, best.tp, best.instances)
+    }`,
+    "scenario.yaml": scenario,
+  };
+}
+
+if (import.meta.main) Deno.exitCode = runPlan(Deno.args);
