@@ -95,3 +95,20 @@ export function readTaskArgs(spec: TaskArgs, args: readonly string[]): TaskArgsO
   }
   return { kind: "run", args: { files, options } };
 }
+
+/** A share of a task's work: the `index`-th (0-based) of `count`. */
+export interface Shard {
+  /** 0 ≤ index < count (as Kubernetes' JOB_COMPLETION_INDEX counts). */
+  readonly index: number;
+  /** How many shares. */
+  readonly count: number;
+}
+
+/** `--shard I/N` as a share, or the usage error's message. */
+export function parseShard(text: string): Shard | string {
+  const m = /^(\d+)\/(\d+)$/.exec(text);
+  const [index, count] = m ? [Number(m[1]), Number(m[2])] : [NaN, NaN];
+  return count >= 1 && index >= 0 && index < count
+    ? { index, count }
+    : `--shard: expected I/N with 0 ≤ I < N (I counted from 0, as JOB_COMPLETION_INDEX), got '${text}'`;
+}

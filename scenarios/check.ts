@@ -19,10 +19,10 @@ import { relative, scenarioFiles } from "./_files.ts";
 import { runJson } from "../core/run.ts";
 import type { RunOutput } from "../core/run.ts";
 import { formatSweepRows, sweepJson } from "../core/scenario/sweep_table.ts";
-import { CONSOLE_OUTPUT, readTaskArgs } from "./_args.ts";
+import { CONSOLE_OUTPUT, parseShard, readTaskArgs, usageLine } from "./_args.ts";
 import type { TaskOutput } from "./_args.ts";
 
-const USAGE = `Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR]
+const USAGE = `Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR] [--shard I/N]
 
 Runs scenarios and prints one line per scenario: PASS or FAIL, key metrics (or a
 sweep's points and capacity answer) and wall time; then what failed.
@@ -30,6 +30,8 @@ sweep's points and capacity answer) and wall time; then what failed.
   scenario.yaml …   the scenarios to run (default: every scenario, validation included)
   --tag TAG         only scenarios with this tag (repeatable: any of them)
   --json-dir DIR    write each run's --output_json document (and a sweep's rows) into DIR
+  --shard I/N       run only the I-th of N shares of the scenarios (0 ≤ I < N, files dealt
+                    round-robin in order), e.g. one CI matrix job or Kubernetes Indexed Job each
   -h, --help        show this help and exit
 
 Exit codes: 0 every scenario passes; 1 one fails; 2 bad input.`;
@@ -40,7 +42,10 @@ Exit codes: 0 every scenario passes; 1 one fails; 2 bad input.`;
  * in-process; the task runs it on the process's own output.
  */
 export function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): number {
-  const parsed = readTaskArgs({ task: "check", usage: USAGE, files: true, options: ["--tag", "--json-dir"] }, argv);
+  const parsed = readTaskArgs(
+    { task: "check", usage: USAGE, files: true, options: ["--tag", "--json-dir", "--shard"] },
+    argv,
+  );
   if (parsed.kind === "exit") {
     if (parsed.out !== undefined) io.out(parsed.out);
     if (parsed.err !== undefined) io.err(parsed.err);
@@ -50,7 +55,13 @@ export function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPU
   const tags = args.options["--tag"] ?? [];
   const jsonDir = args.options["--json-dir"]?.at(-1);
   if (jsonDir) Deno.mkdirSync(jsonDir, { recursive: true });
-  const files = args.files.length ? args.files : scenarioFiles();
+  const shardText = args.options["--shard"]?.at(-1);
+  const shard = shardText === undefined ? { index: 0, count: 1 } : parseShard(shardText);
+  if (typeof shard === "string") {
+    io.err(usageLine("check", shard));
+    return 2;
+  }
+  const files = (args.files.length ? args.files : scenarioFiles()).filter((_, i) => i % shard.count === shard.index);
 
   let failed = 0;
   let badInput = false;

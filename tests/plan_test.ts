@@ -4,6 +4,7 @@
  * passes `deno task check` unchanged, and one instance fewer does not.
  */
 import assert from "node:assert/strict";
+import { parse, parseAllDocuments } from "yaml";
 import { planDeployments } from "../core/planner/planner.ts";
 import { formatPlan, parseSlo, planFiles, runPlan } from "../tools/plan.ts";
 import { captureTask, ROOT, runCheckTask } from "./_helpers.ts";
@@ -116,4 +117,85 @@ Deno.test("deno task plan: bad arguments are one line and exit 2", () => {
     assert.match(r.stderr, want);
   }
   assert.deepEqual(parseSlo("tpot.p99 < 0.05"), { key: "tpot.p99", bound: "< 0.05" });
+});
+
+Deno.test("a search split into 4 shards and merged prints and writes the unsharded plan byte for byte", () => {
+  const base = [
+    "--common_config_path",
+    CHAT,
+    "--target_rate",
+    "20",
+    "--slo",
+    "ttft.p99<=0.5",
+    "--slo",
+    "tpot.p99<=0.03",
+    "--devices",
+    "H100_SXM_80G,H200_SXM_141G",
+    "--tp",
+    "1,2,4",
+  ];
+  const whole = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
+  const split = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
+  const unsharded = captureTask(runPlan, [...base, "--out", whole]);
+  assert.equal(unsharded.code, 0, unsharded.stderr);
+  for (let i = 0; i < 4; i++) {
+    const r = captureTask(runPlan, [...base, "--shard", `${i}/4`, "--out", split]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^planned [12] of 6 candidates \\(shard ${i}/4\\)$`, "m"));
+  }
+  const merged = captureTask(runPlan, ["--merge", split]);
+  assert.equal(merged.code, 0, merged.stderr);
+  assert.equal(merged.stdout.replaceAll(split, "DIR"), unsharded.stdout.replaceAll(whole, "DIR"));
+  for (const f of ["plan.json", "deployment.yaml", "scenario.yaml"]) {
+    assert.equal(Deno.readTextFileSync(`${split}/${f}`), Deno.readTextFileSync(`${whole}/${f}`), f);
+  }
+  // A missing shard, or one of another search, is bad input.
+  Deno.removeSync(`${split}/plan.shard-2-of-4.json`);
+  const missing = captureTask(runPlan, ["--merge", split]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /: shard 2 of 4 missing$/m);
+  const bad = captureTask(runPlan, [...base, "--shard", "4/4", "--out", split]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^plan: --shard: expected I\/N with 0 ≤ I < N/);
+});
+
+Deno.test("deno task check --shard I/N runs every I-th of N scenarios, together all of them once", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
+  const scenario = (n: number) =>
+    `name: s${n}\ninstance_config: ${ROOT}scenarios/configs/h100_tp1_x1.yaml\ncommon_config: ${CHAT}\n` +
+    `overrides: {load_gen.num_requests: 20}\nexpect: {total_requests: "== 20"}\n`;
+  const files = [0, 1, 2, 3, 4].map((n) => {
+    Deno.writeTextFileSync(`${dir}/s${n}.yaml`, scenario(n));
+    return `${dir}/s${n}.yaml`;
+  });
+  const names = [0, 1, 2].map((i) => {
+    const r = runCheckTask([...files, "--shard", `${i}/3`]);
+    assert.equal(r.code, 0, r.stderr);
+    return r.stdout.trimEnd().split("\n").map((l) => l.split("  ")[1]);
+  });
+  assert.deepEqual(names, [["s0", "s3"], ["s1", "s4"], ["s2"]]);
+  assert.equal(runCheckTask([...files, "--shard", "3/3"]).code, 2);
+});
+
+Deno.test("the sharded-search examples: a GitHub Actions matrix and a Kubernetes Indexed Job, each with a merge step", () => {
+  const wf = parse(Deno.readTextFileSync(`${ROOT}.github/workflows/plan-sharded.yml`));
+  assert.deepEqual(wf.jobs.shard.strategy.matrix.shard, [0, 1, 2, 3]);
+  const shardRun = wf.jobs.shard.steps.map((s: { run?: string }) => s.run ?? "").join("\n");
+  assert.match(shardRun, /deno@2\.9\.6 task plan \$PLAN --shard \$\{\{ matrix\.shard \}\}\/4 --out plan/);
+  assert.deepEqual(wf.jobs.merge.needs, "shard");
+  const mergeRun = wf.jobs.merge.steps.map((s: { run?: string }) => s.run ?? "").join("\n");
+  assert.match(mergeRun, /task plan --merge plan\n/);
+  assert.match(mergeRun, /task check plan\/scenario\.yaml/);
+  const [shards, merge] = parseAllDocuments(Deno.readTextFileSync(`${ROOT}examples/k8s/plan-indexed-job.yaml`))
+    .map((d) => d.toJS());
+  assert.equal(shards.spec.completionMode, "Indexed");
+  assert.equal(shards.spec.completions, 4);
+  const podArgs = shards.spec.template.spec.containers[0].args.join(" ");
+  assert.match(podArgs, /--shard "\$JOB_COMPLETION_INDEX\/4" --out \/plan/);
+  assert.match(merge.spec.template.spec.containers[0].args.join(" "), /task plan --merge \/plan$/);
+  const claim = (job: typeof shards) =>
+    job.spec.template.spec.volumes.find((v: { name: string }) => v.name === "plan").persistentVolumeClaim.claimName;
+  assert.equal(claim(shards), claim(merge));
+  // The example's common file and SLOs are the README's and the bench's.
+  assert.match(podArgs, /--common_config_path examples\/plan\/llama70b_chat\.yaml --target_rate 20/);
 });

@@ -11,16 +11,24 @@ import { denoFileSystem, readYaml } from "../core/config/load.ts";
 import type { YamlSource } from "../core/config/source.ts";
 import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
 import { alignColumns } from "../core/report/columns.ts";
-import { instanceYaml, planDeployments } from "../core/planner/planner.ts";
-import type { PlannedCandidate, PlanResult, PlanSlo } from "../core/planner/planner.ts";
+import { assemblePlan, candidateList, instanceYaml, planShard } from "../core/planner/planner.ts";
+import type {
+  PlannedCandidate,
+  PlanRequest,
+  PlanResult,
+  PlanShard,
+  PlanSlo,
+  ShardOutcome,
+} from "../core/planner/planner.ts";
 import { parseBound, resolveMetric } from "../core/scenario/mod.ts";
-import { CONSOLE_OUTPUT, readTaskArgs, usageLine } from "../scenarios/_args.ts";
+import { CONSOLE_OUTPUT, parseShard, readTaskArgs, usageLine } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
 import { basename, relative, resolve } from "node:path";
 
 const USAGE = `Usage: deno task plan --common_config_path C.yaml --target_rate R --slo 'ttft.p99<=2' [--slo …]
        [--devices H100_SXM_80G,H200_SXM_141G,MI300X_192G] [--tp 1,2,4,8] [--max_devices 64]
-       [--topology agg] [--prices prices.yaml] [--seeds N] [--top 10] [--out DIR]
+       [--topology agg] [--prices prices.yaml] [--seeds N] [--top 10] [--out DIR] [--shard I/N]
+       deno task plan --merge DIR [--out DIR2] [--top 10]
 
 Finds, for each device type and tensor-parallel size, the fewest instances that keep
 up with R requests/s of the common file's workload and meet every SLO (judged from
@@ -39,6 +47,9 @@ and prints the Pareto front of tokens/s per device against tokens/s per user.
   --seeds N                seeds per simulated point (default 1)
   --top N                  rows of the ranked table (default 10)
   --out DIR                write plan.json, deployment.yaml and scenario.yaml there
+  --shard I/N              plan the I-th of N shares of the candidates (0 ≤ I < N) and write
+                           DIR/plan.shard-I-of-N.json (needs --out DIR)
+  --merge DIR              combine every shard in DIR into the plan (the same as unsharded)
   -h, --help               show this help and exit
 
 Exit codes: 0 a deployment meets the SLOs; 1 none does; 2 bad input.`;
@@ -55,6 +66,8 @@ const OPTIONS = [
   "--seeds",
   "--top",
   "--out",
+  "--shard",
+  "--merge",
 ];
 
 /** `ttft.p99<=2` as a key and a bound expression, or why not. */
@@ -94,6 +107,24 @@ export function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT
     const n = Number(v);
     return Number.isSafeInteger(n) && n >= min ? n : `${k}: expected an integer ≥ ${min}, got '${v}'`;
   };
+  const top = count("--top", 10);
+  if (typeof top === "string") return bad(top);
+  const mergeDir = opt("--merge");
+  if (mergeDir !== undefined) {
+    try {
+      return finish(mergeShards(mergeDir), top, opt("--out") ?? mergeDir, io);
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      io.err(e.message);
+      return 2;
+    }
+  }
+  const shardText = opt("--shard");
+  const shard: PlanShard | string = shardText === undefined ? { index: 0, count: 1 } : parseShard(shardText);
+  if (typeof shard === "string") return bad(shard);
+  if (shard.count > 1 && !opt("--out")) {
+    return bad("--shard needs --out DIR (where the shard's JSON goes, for --merge)");
+  }
   const common = opt("--common_config_path");
   if (!common) return bad("--common_config_path is required");
   const rate = Number(opt("--target_rate"));
@@ -122,12 +153,11 @@ export function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT
   if (topology !== "agg") return bad(`--topology: only 'agg' is planned so far, got '${topology}'`);
   const maxDevices = count("--max_devices", 64);
   const seeds = count("--seeds", 1);
-  const top = count("--top", 10);
-  for (const v of [maxDevices, seeds, top]) if (typeof v === "string") return bad(v);
+  for (const v of [maxDevices, seeds]) if (typeof v === "string") return bad(v);
   try {
     readYaml(common, denoFileSystem); // a bad common file is reported as the user named it
     const prices = readPrices(opt("--prices"));
-    const result = planDeployments({
+    const request: PlanRequest = {
       commonFile: resolve(common),
       targetRate: rate,
       slos,
@@ -136,22 +166,86 @@ export function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT
       maxDevices: maxDevices as number,
       ...(prices ? { prices } : {}),
       seeds: seeds as number,
-    });
-    for (const line of formatPlan(result, top as number)) io.out(line);
+    };
+    const part = planShard(request, shard);
     const out = opt("--out");
-    if (out && result.ranked.length) {
-      for (const [name, text] of Object.entries(planFiles(result, out))) {
-        Deno.mkdirSync(out, { recursive: true });
-        Deno.writeTextFileSync(`${out}/${name}`, text);
-        io.out(`wrote ${out}/${name}`);
-      }
+    if (shard.count > 1 && out) {
+      const file = `${out}/${shardFileName(shard)}`;
+      Deno.mkdirSync(out, { recursive: true });
+      Deno.writeTextFileSync(file, JSON.stringify(part, finite) + "\n");
+      io.out(
+        `planned ${part.outcomes.length} of ${
+          candidateList(request).length
+        } candidates (shard ${shard.index}/${shard.count})`,
+      );
+      io.out(`wrote ${file}; when every shard is done: deno task plan --merge ${out}`);
+      return 0;
     }
-    return result.ranked.length ? 0 : 1;
+    return finish(assemblePlan(request, part.outcomes), top, out, io);
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     io.err(e.message);
     return 2;
   }
+}
+
+/** JSON without NaN or Infinity (written as null). */
+const finite = (_: string, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? null : v);
+
+/** The file a shard writes: plan.shard-I-of-N.json. */
+function shardFileName(s: PlanShard): string {
+  return `plan.shard-${s.index}-of-${s.count}.json`;
+}
+
+/** Prints the plan and writes its files into `out` (when given and something was planned): exit 0, or 1 when nothing meets the SLOs. */
+function finish(result: PlanResult, top: number, out: string | undefined, io: TaskOutput): number {
+  for (const line of formatPlan(result, top)) io.out(line);
+  if (out && result.ranked.length) {
+    Deno.mkdirSync(out, { recursive: true });
+    for (const [name, text] of Object.entries(planFiles(result, out))) {
+      Deno.writeTextFileSync(`${out}/${name}`, text);
+      io.out(`wrote ${out}/${name}`);
+    }
+  }
+  return result.ranked.length ? 0 : 1;
+}
+
+/**
+ * The plan from the shard files in `dir` (plan.shard-I-of-N.json): every
+ * shard of one search, each once, all with the same request.
+ */
+export function mergeShards(dir: string): PlanResult {
+  let names: string[];
+  try {
+    names = [...Deno.readDirSync(dir)].filter((e) => e.isFile && /^plan\.shard-\d+-of-\d+\.json$/.test(e.name))
+      .map((e) => e.name).sort();
+  } catch (e) {
+    throw new InputError({ file: dir }, `cannot read the shard folder: ${e instanceof Error ? e.message : e}`);
+  }
+  if (names.length === 0) throw new InputError({ file: dir }, "no plan.shard-I-of-N.json file to merge");
+  const shards = names.map((name): ShardOutcome => {
+    const file = `${dir}/${name}`;
+    try {
+      return JSON.parse(Deno.readTextFileSync(file)) as ShardOutcome;
+    } catch (e) {
+      throw new InputError({ file }, `not a plan shard: ${e instanceof Error ? e.message : e}`);
+    }
+  });
+  const first = shards[0];
+  const request = JSON.stringify(first.request);
+  const n = first.shard.count;
+  const seen = new Set<number>();
+  for (const [i, s] of shards.entries()) {
+    const at = { file: `${dir}/${names[i]}` };
+    if (JSON.stringify(s.request) !== request) throw new InputError(at, `a shard of another search than ${names[0]}`);
+    if (s.shard.count !== n) throw new InputError(at, `one of ${s.shard.count} shards, ${names[0]} one of ${n}`);
+    seen.add(s.shard.index);
+  }
+  const missing = Array.from({ length: n }, (_, i) => i).filter((i) => !seen.has(i));
+  if (missing.length) {
+    throw new InputError({ file: dir }, `shard${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of ${n} missing`);
+  }
+  return assemblePlan(first.request, shards.flatMap((s) => s.outcomes));
 }
 
 /** `--prices FILE`: device type → price per device-hour. */
@@ -272,7 +366,7 @@ export function planFiles(r: PlanResult, outDir: string): Record<string, string>
     "",
   ].join("\n");
   return {
-    "plan.json": JSON.stringify(r, (_, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v), 2) + "\n",
+    "plan.json": JSON.stringify(r, finite, 2) + "\n",
     "deployment.yaml": `# Planned by deno task plan (see scenario.yaml).\n${
       instanceYaml(best.device, best.tp, best.instances)
     }`,

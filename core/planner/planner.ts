@@ -242,21 +242,71 @@ function figures(outs: readonly RunOutput[]) {
  * ```
  */
 export function planDeployments(req: PlanRequest, fs: FileSystem = denoFileSystem): PlanResult {
+  return assemblePlan(req, planShard(req, { index: 0, count: 1 }, fs).outcomes);
+}
+
+/** A share of a search: the `index`-th (0-based) of `count`, candidates dealt round-robin in search order. */
+export interface PlanShard {
+  /** This share, 0 ≤ index < count (Kubernetes' JOB_COMPLETION_INDEX, a CI matrix entry). */
+  readonly index: number;
+  /** How many shares the search is split into. */
+  readonly count: number;
+}
+
+/** One shard's work: its candidates' outcomes, each with its position in the search order. */
+export interface ShardOutcome {
+  /** The request, the same in every shard of one search. */
+  readonly request: PlanRequest;
+  /** Which share. */
+  readonly shard: PlanShard;
+  /** [position in the search order, outcome], in search order. */
+  readonly outcomes: readonly (readonly [number, CandidateOutcome])[];
+}
+
+/** The candidates of a request in search order: every device type, then every TP size. */
+export function candidateList(req: PlanRequest): { readonly device: string; readonly tp: number }[] {
+  return req.devices.flatMap((device) => req.tpSizes.map((tp) => ({ device, tp })));
+}
+
+/**
+ * Plans the candidates of one shard. Each candidate's outcome depends on the
+ * request alone, so shards run anywhere (CI matrix jobs, a Kubernetes
+ * Indexed Job) and {@link assemblePlan} over all of them equals the
+ * unsharded plan.
+ *
+ * @param req what to plan for
+ * @param shard which share of the candidates
+ * @param fs where the common file is read from
+ */
+export function planShard(req: PlanRequest, shard: PlanShard, fs: FileSystem = denoFileSystem): ShardOutcome {
   const common = readYaml(req.commonFile, fs);
-  const outcomes: CandidateOutcome[] = [];
-  for (const device of req.devices) {
-    for (const tp of req.tpSizes) {
-      outcomes.push(planCandidate(req, device, tp, common, fs));
-    }
-  }
-  const planned = outcomes.filter((o): o is PlannedCandidate => o.kind === "planned");
+  const outcomes = candidateList(req).flatMap(({ device, tp }, position) =>
+    position % shard.count === shard.index ? [[position, planCandidate(req, device, tp, common, fs)] as const] : []
+  );
+  return { request: req, shard, outcomes };
+}
+
+/**
+ * The plan from candidates' outcomes (of one search, any shards together):
+ * the Pareto front of tokens/s per device against tokens/s per user over the
+ * planned ones, and the ranking, cheapest first.
+ *
+ * @param req what was planned for
+ * @param outcomes [position in the search order, outcome] of every candidate
+ */
+export function assemblePlan(
+  req: PlanRequest,
+  outcomes: readonly (readonly [number, CandidateOutcome])[],
+): PlanResult {
+  const ordered = [...outcomes].sort((a, b) => a[0] - b[0]).map(([, o]) => o);
+  const planned = ordered.filter((o): o is PlannedCandidate => o.kind === "planned");
   const front = planned.filter((c) =>
     !planned.some((d) =>
       d !== c && d.tokensPerDevice >= c.tokensPerDevice && d.tokensPerUser >= c.tokensPerUser &&
       (d.tokensPerDevice > c.tokensPerDevice || d.tokensPerUser > c.tokensPerUser)
     )
   );
-  const marked = outcomes.map((o) => (o.kind === "planned" ? { ...o, pareto: front.includes(o) } : o));
+  const marked = ordered.map((o) => (o.kind === "planned" ? { ...o, pareto: front.includes(o) } : o));
   const ranked = marked.filter((o): o is PlannedCandidate => o.kind === "planned").sort((a, b) =>
     (a.costPerHour ?? a.devices) - (b.costPerHour ?? b.devices) || b.tokensPerDevice - a.tokensPerDevice ||
     a.device.localeCompare(b.device) || a.tp - b.tp
