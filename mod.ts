@@ -220,8 +220,9 @@ export type {
   SweepSpec,
   Tolerance,
 } from "./core/scenario/mod.ts";
-export { planDeployments } from "./core/planner/mod.ts";
+export { planDeployments, rateBounds } from "./core/planner/mod.ts";
 export type {
+  CandidateId,
   CandidateOutcome,
   FailingCandidate,
   InfeasibleCandidate,
@@ -229,4 +230,6 @@ export type {
   PlanRequest,
   PlanResult,
   PlanSlo,
+  RateBounds,
+  Topology,
 } from "./core/planner/mod.ts";

@@ -27,7 +27,7 @@ import { CATALOG_BEGIN, CATALOG_END, catalogMarkdown } from "../core/report/cata
 /** Every user-facing task and the first line of its help. */
 const HELP_FIRST_LINES: Record<string, string> = {
   sim: "Usage: servingcast [options]",
-  check: "Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR]",
+  check: "Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR] [--shard I/N]",
   baseline: "Usage: deno task baseline [scenario.yaml …]",
   validate: "Usage: deno task validate",
   schema: "Usage: deno task schema",

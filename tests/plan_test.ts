@@ -89,9 +89,12 @@ Deno.test("the ranked table orders by cost with prices, marks the Pareto front a
   const text = formatPlan(plan).join("\n");
   assert.match(
     text,
-    /^rank +device +tp +instances +devices +\$\/hour +tok\/s\/device +tok\/s\/user +ttft\.p99 +margin/m,
+    /^rank +device +tp +topology +instances +devices +\$\/hour +tok\/s\/device +tok\/s\/user +ttft\.p99 +margin/m,
   );
-  assert.match(text, /^ +1 +(H100_SXM_80G|H200_SXM_141G) +[12] +\d+ +\d+ +\d+\.\d\d +\d+ +[\d.]+ +[\d.]+ +\+\d+%/m);
+  assert.match(
+    text,
+    /^ +1 +(H100_SXM_80G|H200_SXM_141G) +[12] +agg +\d+ +\d+ +\d+\.\d\d +\d+ +[\d.]+ +[\d.]+ +\+\d+%/m,
+  );
 });
 
 Deno.test("deno task plan: bad arguments are one line and exit 2", () => {
@@ -105,8 +108,8 @@ Deno.test("deno task plan: bad arguments are one line and exit 2", () => {
       /^plan: --devices: unknown device 'H100'/,
     ],
     [
-      ["--common_config_path", CHAT, "--target_rate", "5", "--slo", "ttft.p99<=1", "--topology", "disagg"],
-      /^plan: --topology: only 'agg' is planned so far/,
+      ["--common_config_path", CHAT, "--target_rate", "5", "--slo", "ttft.p99<=1", "--topology", "pd"],
+      /^plan: --topology: expected agg, disagg or agg,disagg, got 'pd'/,
     ],
     [["--common_config_path", "nope.yaml", "--target_rate", "5", "--slo", "ttft.p99<=1"], /^nope\.yaml: cannot read/],
   ];
@@ -198,4 +201,41 @@ Deno.test("the sharded-search examples: a GitHub Actions matrix and a Kubernetes
   assert.equal(claim(shards), claim(merge));
   // The example's common file and SLOs are the README's and the bench's.
   assert.match(podArgs, /--common_config_path examples\/plan\/llama70b_chat\.yaml --target_rate 20/);
+});
+
+Deno.test("disaggregated: the planned prefill and decode counts pass their scenario, and one fewer of either fails", () => {
+  const plan = planDeployments({
+    commonFile: CHAT,
+    targetRate: 45,
+    slos: SLOS,
+    devices: ["H100_SXM_80G"],
+    tpSizes: [1],
+    topologies: ["disagg"],
+    maxDevices: 16,
+  });
+  assert.equal(plan.ranked.length, 1);
+  const best = plan.ranked[0];
+  assert.equal(best.topology, "disagg");
+  assert.equal(best.instances, best.prefill + best.decode);
+  assert.ok(best.prefill >= 1 && best.decode >= 1);
+  const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
+  const files = planFiles(plan, dir);
+  for (const [name, text] of Object.entries(files)) Deno.writeTextFileSync(`${dir}/${name}`, text);
+  // KV transfers are timed over each device's scale-out NIC, not free.
+  assert.match(files["scenario.yaml"], /^ {2}model_config\.enable_kv_transfer_modeling: true$/m);
+  assert.match(files["deployment.yaml"], /device2device_bandwidth: 50000000000/);
+  const run = runCheckTask([`${dir}/scenario.yaml`]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /^PASS {2}planned-h100_sxm_80g-tp1-disagg /);
+  const groups = files["deployment.yaml"].split("  - num_instances: ");
+  const withCounts = (p: number, d: number) =>
+    [groups[0], `${p}${groups[1].replace(/^\d+/, "")}`, `${d}${groups[2].replace(/^\d+/, "")}`].join(
+      "  - num_instances: ",
+    );
+  assert.equal(withCounts(best.prefill, best.decode), files["deployment.yaml"]);
+  for (const [p, d] of [[best.prefill - 1, best.decode], [best.prefill, best.decode - 1]]) {
+    if (p < 1 || d < 1) continue;
+    Deno.writeTextFileSync(`${dir}/deployment.yaml`, withCounts(p, d));
+    assert.equal(runCheckTask([`${dir}/scenario.yaml`]).code, 1, `${p}P+${d}D passes`);
+  }
 });

@@ -11,7 +11,7 @@ import { denoFileSystem, readYaml } from "../core/config/load.ts";
 import type { YamlSource } from "../core/config/source.ts";
 import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
 import { alignColumns } from "../core/report/columns.ts";
-import { assemblePlan, candidateList, instanceYaml, planShard } from "../core/planner/planner.ts";
+import { assemblePlan, candidateList, deploymentYaml, planShard } from "../core/planner/planner.ts";
 import type {
   PlannedCandidate,
   PlanRequest,
@@ -19,6 +19,7 @@ import type {
   PlanShard,
   PlanSlo,
   ShardOutcome,
+  Topology,
 } from "../core/planner/planner.ts";
 import { parseBound, resolveMetric } from "../core/scenario/mod.ts";
 import { CONSOLE_OUTPUT, parseShard, readTaskArgs, usageLine } from "../scenarios/_args.ts";
@@ -42,7 +43,7 @@ and prints the Pareto front of tokens/s per device against tokens/s per user.
   --devices A,B,…          device types (default H100_SXM_80G,H200_SXM_141G,MI300X_192G)
   --tp 1,2,…               tensor-parallel sizes, devices per instance (default 1,2,4,8)
   --max_devices N          the most devices a deployment may use (default 64)
-  --topology agg           aggregated serving (disaggregated planning is not implemented yet)
+  --topology agg,disagg    aggregated and/or prefill/decode disaggregated (default agg)
   --prices FILE            price per device-hour by device type
   --seeds N                seeds per simulated point (default 1)
   --top N                  rows of the ranked table (default 10)
@@ -149,8 +150,10 @@ export function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT
   if (tpSizes.some((t) => !Number.isSafeInteger(t) || t < 1)) {
     return bad(`--tp: expected integers ≥ 1, got '${opt("--tp")}'`);
   }
-  const topology = opt("--topology") ?? "agg";
-  if (topology !== "agg") return bad(`--topology: only 'agg' is planned so far, got '${topology}'`);
+  const topologies = (opt("--topology") ?? "agg").split(",").map((t) => t.trim());
+  for (const t of topologies) {
+    if (t !== "agg" && t !== "disagg") return bad(`--topology: expected agg, disagg or agg,disagg, got '${t}'`);
+  }
   const maxDevices = count("--max_devices", 64);
   const seeds = count("--seeds", 1);
   for (const v of [maxDevices, seeds]) if (typeof v === "string") return bad(v);
@@ -163,6 +166,7 @@ export function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT
       slos,
       devices,
       tpSizes,
+      topologies: topologies as Topology[],
       maxDevices: maxDevices as number,
       ...(prices ? { prices } : {}),
       seeds: seeds as number,
@@ -277,6 +281,11 @@ function margin(value: number, bound: string): string {
   return `${headroom >= 0 ? "+" : ""}${(headroom * 100).toFixed(0)}%`;
 }
 
+/** Instances as printed: the count, or prefill + decode when disaggregated. */
+function instancesCell(c: PlannedCandidate): string {
+  return c.topology === "disagg" ? `${c.prefill}P+${c.decode}D` : String(c.instances);
+}
+
 /** The plan as text: the ranked table, the Pareto front, and what could not be planned. */
 export function formatPlan(r: PlanResult, top = 10): string[] {
   const q = r.request;
@@ -285,6 +294,7 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     "rank",
     "device",
     "tp",
+    "topology",
     "instances",
     "devices",
     ...(priced ? ["$/hour"] : []),
@@ -297,7 +307,8 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     String(i + 1),
     c.device,
     String(c.tp),
-    String(c.instances),
+    c.topology,
+    instancesCell(c),
     String(c.devices),
     ...(priced ? [c.costPerHour !== undefined ? c.costPerHour.toFixed(2) : "-"] : []),
     c.tokensPerDevice.toFixed(0),
@@ -318,11 +329,12 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     lines.push(
       ...alignColumns(
         [
-          ["device", "tp", "instances", "tok/s/device", "tok/s/user"],
+          ["device", "tp", "topology", "instances", "tok/s/device", "tok/s/user"],
           ...front.map((c) => [
             c.device,
             String(c.tp),
-            String(c.instances),
+            c.topology,
+            instancesCell(c),
             c.tokensPerDevice.toFixed(0),
             c.tokensPerUser.toFixed(1),
           ]),
@@ -336,7 +348,9 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     lines.push("", "Not planned:");
     for (const c of others) {
       lines.push(
-        `  ${c.device} tp ${c.tp}: ${c.kind === "fails" ? `fails with ${c.instances} instances: ` : ""}${c.reason}`,
+        `  ${c.device} tp ${c.tp} ${c.topology}: ${
+          c.kind === "fails" ? `fails with ${c.instances} instances: ` : ""
+        }${c.reason}`,
       );
     }
   }
@@ -350,15 +364,18 @@ export function planFiles(r: PlanResult, outDir: string): Record<string, string>
   const q = r.request;
   const commonRel = relative(resolve(outDir), q.commonFile) || q.commonFile;
   const scenario = [
-    `name: planned-${best.device.toLowerCase()}-tp${best.tp}`,
+    `name: planned-${best.device.toLowerCase()}-tp${best.tp}${best.topology === "disagg" ? "-disagg" : ""}`,
     "description: >",
-    `  Written by deno task plan: ${best.instances} × ${best.device} (tp ${best.tp}) serve ${q.targetRate} req/s`,
+    `  Written by deno task plan: ${
+      best.topology === "disagg" ? `${best.prefill} prefill + ${best.decode} decode` : best.instances
+    } × ${best.device} (tp ${best.tp}) serve ${q.targetRate} req/s`,
     `  of ${basename(q.commonFile)} within the SLOs, keeping up with the load.`,
     "tags: [planned]",
     "instance_config: deployment.yaml",
     `common_config: ${JSON.stringify(commonRel)}`,
     "overrides:",
     `  load_gen.request_rate: ${q.targetRate}`,
+    ...(best.topology === "disagg" ? ["  model_config.enable_kv_transfer_modeling: true"] : []),
     ...((q.seeds ?? 1) > 1 ? [`seeds: ${q.seeds}`] : []),
     "expect:",
     ...q.slos.map((s) => `  ${s.key}: ${JSON.stringify(s.bound)}`),
@@ -367,9 +384,7 @@ export function planFiles(r: PlanResult, outDir: string): Record<string, string>
   ].join("\n");
   return {
     "plan.json": JSON.stringify(r, finite, 2) + "\n",
-    "deployment.yaml": `# Planned by deno task plan (see scenario.yaml).\n${
-      instanceYaml(best.device, best.tp, best.instances)
-    }`,
+    "deployment.yaml": `# Planned by deno task plan (see scenario.yaml).\n${deploymentYaml(best)}`,
     "scenario.yaml": scenario,
   };
 }

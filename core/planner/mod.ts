@@ -4,13 +4,27 @@
  *
  * @module
  */
-export { instanceRateBound, instanceYaml, planDeployments } from "./planner.ts";
+export {
+  assemblePlan,
+  candidateList,
+  deploymentYaml,
+  disaggYaml,
+  instanceYaml,
+  planDeployments,
+  planShard,
+  rateBounds,
+} from "./planner.ts";
 export type {
+  CandidateId,
   CandidateOutcome,
   FailingCandidate,
   InfeasibleCandidate,
   PlannedCandidate,
   PlanRequest,
   PlanResult,
+  PlanShard,
   PlanSlo,
+  RateBounds,
+  ShardOutcome,
+  Topology,
 } from "./planner.ts";

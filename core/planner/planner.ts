@@ -18,8 +18,13 @@ import { YamlSource } from "../config/source.ts";
 import { buildPlan } from "../config/plan.ts";
 import type { SimulationPlan } from "../config/plan.ts";
 import { decodeBatch, prefillBatch } from "../hardware/batch.ts";
+import { DEVICE_CATALOG } from "../hardware/devices.ts";
 import { loadScenario, resolveMetric, runScenario } from "../scenario/mod.ts";
+import type { ScenarioResult } from "../scenario/mod.ts";
 import type { RunOutput } from "../run.ts";
+
+/** Aggregated serving (every instance prefills and decodes) or prefill/decode disaggregated. */
+export type Topology = "agg" | "disagg";
 
 /** One SLO: a metric key of the scenario language and its bound, e.g. `ttft.p99` and `<= 2`. */
 export interface PlanSlo {
@@ -41,6 +46,8 @@ export interface PlanRequest {
   readonly devices: readonly string[];
   /** Tensor-parallel sizes to consider (devices per instance). */
   readonly tpSizes: readonly number[];
+  /** Aggregated, and/or disaggregated prefill and decode groups (default aggregated only). */
+  readonly topologies?: readonly Topology[];
   /** The most devices a deployment may use. */
   readonly maxDevices: number;
   /** Price of one device-hour by device type; without it, candidates rank by device count. */
@@ -57,6 +64,8 @@ export interface InfeasibleCandidate {
   readonly device: string;
   /** Tensor-parallel size (devices per instance). */
   readonly tp: number;
+  /** Aggregated or disaggregated. */
+  readonly topology: Topology;
   /** Why: the model does not fit, the layout does not divide it, … */
   readonly reason: string;
 }
@@ -69,6 +78,8 @@ export interface FailingCandidate {
   readonly device: string;
   /** Tensor-parallel size (devices per instance). */
   readonly tp: number;
+  /** Aggregated or disaggregated. */
+  readonly topology: Topology;
   /** The most instances tried. */
   readonly instances: number;
   /** What they missed. */
@@ -83,8 +94,14 @@ export interface PlannedCandidate {
   readonly device: string;
   /** Tensor-parallel size (devices per instance). */
   readonly tp: number;
-  /** Fewest instances that keep up and meet every SLO. */
+  /** Aggregated or disaggregated. */
+  readonly topology: Topology;
+  /** Fewest instances that keep up and meet every SLO (prefill and decode together when disaggregated). */
   readonly instances: number;
+  /** Disaggregated: the prefill instances (0 when aggregated). */
+  readonly prefill: number;
+  /** Disaggregated: the decode instances (0 when aggregated). */
+  readonly decode: number;
   /** instances × tp. */
   readonly devices: number;
   /** devices × price, when a price is given. */
@@ -120,7 +137,39 @@ export interface PlanResult {
   readonly candidates: readonly CandidateOutcome[];
 }
 
-/** The instance file of a candidate with `instances` instances. */
+/** The instance file of a disaggregated candidate: `prefill` prefill and `decode` decode instances. */
+export function disaggYaml(device: string, tp: number, prefill: number, decode: number): string {
+  // The KV cache moves from prefill to decode over each device's scale-out NIC (RDMA), at the share of link
+  // bandwidth the device's collectives achieve: the catalog's figures, not upstream's 4 GB/s × 0.5 default.
+  const spec = Object.hasOwn(DEVICE_CATALOG, device) ? DEVICE_CATALOG[device] : undefined;
+  const link = spec
+    ? [
+      "    communication_config:",
+      `      device2device_bandwidth: ${spec.scaleOutBandwidth}`,
+      `      device2device_rate: ${spec.efficiency.link}`,
+    ]
+    : [];
+  const group = (role: "prefill" | "decode", n: number) => [
+    `  - num_instances: ${n}`,
+    `    num_devices_per_instance: ${tp}`,
+    `    device_type: ${device}`,
+    `    pd_role: ${role}`,
+    `    name: ${role}`,
+    "    parallel_config:",
+    `      tp_size: ${tp}`,
+    ...link,
+  ];
+  return ["instance_groups:", ...group("prefill", prefill), ...group("decode", decode), ""].join("\n");
+}
+
+/** The instance file of a planned candidate. */
+export function deploymentYaml(c: PlannedCandidate): string {
+  return c.topology === "disagg"
+    ? disaggYaml(c.device, c.tp, c.prefill, c.decode)
+    : instanceYaml(c.device, c.tp, c.instances);
+}
+
+/** The instance file of an aggregated candidate with `instances` instances. */
 export function instanceYaml(device: string, tp: number, instances: number): string {
   return [
     "instance_groups:",
@@ -160,26 +209,50 @@ function feasibility(
   }
 }
 
+/** Requests per second one instance can serve at most, by what it does (see {@link rateBounds}). */
+export interface RateBounds {
+  /** Prefill and decode (aggregated). */
+  readonly both: number;
+  /** Prefill only (a disaggregated prefill instance). */
+  readonly prefill: number;
+  /** Decode only (a disaggregated decode instance). */
+  readonly decode: number;
+}
+
 /**
  * Requests per second one instance can serve at most, from the cost model:
- * each request's prompt in one prefill step plus its share of full decode
- * batches (max_num_seqs sequences at the mean context). An upper bound
- * (no queueing, no KV limit), so target / it bounds the instance count from
- * below.
+ * each request's prompt in full prefill steps, and its share of full decode
+ * batches (max_num_seqs sequences, or as many as the KV cache holds, at the
+ * mean context). Upper bounds (no queueing, no preemption), so the target
+ * rate over them bounds the instance counts from below.
+ *
+ * @param plan a candidate's plan (its first group is the one bounded)
+ *
+ * @example
+ * ```ts
+ * import { buildPlan, loadConfig, rateBounds } from "../../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 10, num_input_tokens: 1024, num_output_tokens: 256}";
+ * const files: Record<string, string> = { "i.yaml": i, "c.yaml": c };
+ * const b = rateBounds(buildPlan(loadConfig(["i.yaml"], "c.yaml", { readText: (p) => files[p], isDirectory: () => false })));
+ * assert.ok(b.both < b.prefill && b.both < b.decode); // doing both is slower than either
+ * ```
  */
-export function instanceRateBound(plan: SimulationPlan): number {
+export function rateBounds(plan: SimulationPlan): RateBounds {
   const g = plan.groups[0];
   const w = plan.input.workload;
   const mean = (d: typeof w.input) =>
     d.dist === "fixed" ? d.value : d.dist === "uniform" ? (d.min + d.max) / 2 : "mean" in d ? d.mean : 1024;
   const input = Math.max(1, Math.round(mean(w.input)));
   const output = Math.max(1, Math.round(mean(w.output)));
+  const budget = g.serving.serving.max_tokens_budget;
   const seqs = Math.max(1, Math.min(g.serving.serving.max_num_seqs, Math.floor(g.memory.kvTokens / (input + output))));
-  const prefill = g.cost.stepTime(prefillBatch(Math.min(input, g.serving.serving.max_tokens_budget)));
-  const prefillPerRequest = prefill * Math.ceil(input / g.serving.serving.max_tokens_budget);
-  const decodeStep = g.cost.stepTime(decodeBatch(seqs, input + output / 2));
-  const perRequest = prefillPerRequest + (output - 1) * decodeStep / seqs;
-  return g.dp / perRequest;
+  const prefill = g.cost.stepTime(prefillBatch(Math.min(input, budget))) * Math.ceil(input / budget);
+  const decode = Math.max(1, output - 1) * g.cost.stepTime(decodeBatch(seqs, input + output / 2)) / seqs;
+  return { both: g.dp / (prefill + decode), prefill: g.dp / prefill, decode: g.dp / decode };
 }
 
 /** The scenario text that finds the fewest instances over `grid`. */
@@ -263,9 +336,12 @@ export interface ShardOutcome {
   readonly outcomes: readonly (readonly [number, CandidateOutcome])[];
 }
 
-/** The candidates of a request in search order: every device type, then every TP size. */
-export function candidateList(req: PlanRequest): { readonly device: string; readonly tp: number }[] {
-  return req.devices.flatMap((device) => req.tpSizes.map((tp) => ({ device, tp })));
+/** The candidates of a request in search order: every device type, every TP size, every topology. */
+export function candidateList(req: PlanRequest): CandidateId[] {
+  const topologies = req.topologies ?? ["agg"];
+  return req.devices.flatMap((device) =>
+    req.tpSizes.flatMap((tp) => topologies.map((topology) => ({ device, tp, topology })))
+  );
 }
 
 /**
@@ -280,8 +356,10 @@ export function candidateList(req: PlanRequest): { readonly device: string; read
  */
 export function planShard(req: PlanRequest, shard: PlanShard, fs: FileSystem = denoFileSystem): ShardOutcome {
   const common = readYaml(req.commonFile, fs);
-  const outcomes = candidateList(req).flatMap(({ device, tp }, position) =>
-    position % shard.count === shard.index ? [[position, planCandidate(req, device, tp, common, fs)] as const] : []
+  const outcomes = candidateList(req).flatMap(({ device, tp, topology }, position) =>
+    position % shard.count === shard.index
+      ? [[position, planCandidate(req, device, tp, topology, common, fs)] as const]
+      : []
   );
   return { request: req, shard, outcomes };
 }
@@ -309,7 +387,7 @@ export function assemblePlan(
   const marked = ordered.map((o) => (o.kind === "planned" ? { ...o, pareto: front.includes(o) } : o));
   const ranked = marked.filter((o): o is PlannedCandidate => o.kind === "planned").sort((a, b) =>
     (a.costPerHour ?? a.devices) - (b.costPerHour ?? b.devices) || b.tokensPerDevice - a.tokensPerDevice ||
-    a.device.localeCompare(b.device) || a.tp - b.tp
+    a.device.localeCompare(b.device) || a.tp - b.tp || a.topology.localeCompare(b.topology)
   );
   return { request: req, ranked, candidates: marked };
 }
@@ -319,39 +397,98 @@ function planCandidate(
   req: PlanRequest,
   device: string,
   tp: number,
+  topology: Topology,
   common: YamlSource,
   fs: FileSystem,
 ): CandidateOutcome {
+  const id = { device, tp, topology };
   const plan = feasibility(device, tp, common, fs);
-  if (typeof plan === "string") return { kind: "infeasible", device, tp, reason: plan };
+  if (typeof plan === "string") return { kind: "infeasible", ...id, reason: plan };
   const maxInstances = Math.floor(req.maxDevices / tp);
-  if (maxInstances < 1) {
-    return { kind: "infeasible", device, tp, reason: `tp_size ${tp} exceeds max_devices ${req.maxDevices}` };
+  if (maxInstances < (topology === "disagg" ? 2 : 1)) {
+    return { kind: "infeasible", ...id, reason: `tp_size ${tp} exceeds max_devices ${req.maxDevices}` };
   }
-  const lowerBound = Math.max(1, Math.ceil(req.targetRate / instanceRateBound(plan)));
+  const bounds = rateBounds(plan);
+  const virtual = `${req.commonFile.replace(/[^/]*$/, "")}.plan-${device}-tp${tp}-${topology}.yaml`;
+  const run = (text: string) => {
+    const scenarioFs = overlay(fs, new Map([[virtual, text]]));
+    return runScenario(loadScenario(virtual, scenarioFs), scenarioFs);
+  };
+  return topology === "agg"
+    ? searchAggregated(req, id, bounds, maxInstances, run)
+    : searchDisaggregated(req, id, bounds, maxInstances, run);
+}
+
+/** A candidate: device type, TP size and topology. */
+export interface CandidateId {
+  /** Device type. */
+  readonly device: string;
+  /** Tensor-parallel size (devices per instance). */
+  readonly tp: number;
+  /** Aggregated or disaggregated. */
+  readonly topology: Topology;
+}
+type Runner = (scenarioText: string) => ScenarioResult;
+
+/** A planned candidate's figures from its runs at the chosen counts. */
+function planned(
+  req: PlanRequest,
+  id: CandidateId,
+  counts: { prefill: number; decode: number; instances: number },
+  outs: readonly RunOutput[],
+  lowerBound: number,
+  runs: number,
+): PlannedCandidate {
+  const f = figures(outs);
+  const devices = counts.instances * id.tp;
+  const price = req.prices?.[id.device];
+  return {
+    kind: "planned",
+    ...id,
+    ...counts,
+    devices,
+    ...(price !== undefined ? { costPerHour: devices * price } : {}),
+    tokensPerDevice: f.tokens / devices,
+    tokensPerUser: f.tpotMedian > 0 ? 1 / f.tpotMedian : 0,
+    ttftP99: f.ttftP99,
+    tpotP99: f.tpotP99,
+    values: Object.fromEntries(req.slos.map((s) => [s.key, sloValue(s.key, outs)])),
+    lowerBound,
+    runs,
+    pareto: false,
+  };
+}
+
+/**
+ * Aggregated: the cost-model bound and counts around it, min_value_meeting
+ * over the instance count (the grid grows while every point fails, and
+ * restarts from one instance when even the smallest count passes).
+ */
+function searchAggregated(
+  req: PlanRequest,
+  id: CandidateId,
+  bounds: RateBounds,
+  maxInstances: number,
+  run: Runner,
+): CandidateOutcome {
+  const { device, tp } = id;
+  const lowerBound = Math.max(1, Math.ceil(req.targetRate / bounds.both));
   if (lowerBound > maxInstances) {
     return {
       kind: "fails",
-      device,
-      tp,
+      ...id,
       instances: maxInstances,
       reason: `the cost model alone needs ≥ ${lowerBound} instances (${
         lowerBound * tp
       } devices) for ${req.targetRate} req/s`,
     };
   }
-  // The bound and a count above it; the grid doubles while every point fails. min_value_meeting then
-  // bisects over integers between the largest failing and the smallest passing count.
-  const virtual = `${req.commonFile.replace(/[^/]*$/, "")}.plan-${device}-tp${tp}.yaml`;
   let runs = 0;
   let low = lowerBound;
-  let grid: number[] = [];
   for (;;) {
     const high = Math.min(maxInstances, Math.max(low + 1, Math.ceil(low * 1.5)));
-    grid = [...new Set(low > 1 ? [low - 1, low, high] : [low, high])].filter((n) => n <= maxInstances);
-    const text = searchScenario(req, device, tp, grid);
-    const scenarioFs = overlay(fs, new Map([[virtual, text]]));
-    const r = runScenario(loadScenario(virtual, scenarioFs), scenarioFs);
+    const grid = [...new Set(low > 1 ? [low - 1, low, high] : [low, high])].filter((n) => n <= maxInstances);
+    const r = run(searchScenario(req, device, tp, grid));
     runs += r.points.reduce((n, p) => n + p.outputs.length, 0);
     const c = r.capacity;
     if (c && c.value === grid[0] && grid[0] > 1) {
@@ -362,38 +499,100 @@ function planCandidate(
     if (c && !Number.isNaN(c.value)) {
       const at = r.points.find((p) => p.values[0] === c.value);
       if (!at) throw new Error(`planner: no run at the answer ${c.value}`);
-      const f = figures(at.outputs);
-      const devices = c.value * tp;
-      const price = req.prices?.[device];
-      const values = Object.fromEntries(req.slos.map((s) => [s.key, sloValue(s.key, at.outputs)]));
-      return {
-        kind: "planned",
-        device,
-        tp,
-        instances: c.value,
-        devices,
-        ...(price !== undefined ? { costPerHour: devices * price } : {}),
-        tokensPerDevice: f.tokens / devices,
-        tokensPerUser: f.tpotMedian > 0 ? 1 / f.tpotMedian : 0,
-        ttftP99: f.ttftP99,
-        tpotP99: f.tpotP99,
-        values,
-        lowerBound,
-        runs,
-        pareto: false,
-      };
+      return planned(req, id, { instances: c.value, prefill: 0, decode: 0 }, at.outputs, lowerBound, runs);
     }
     if (high >= maxInstances) {
       return {
         kind: "fails",
-        device,
-        tp,
+        ...id,
         instances: maxInstances,
         reason: c?.failingWhy || "no instance count within max_devices meets the SLOs",
       };
     }
     low = high + 1;
   }
+}
+
+/**
+ * Disaggregated: prefill and decode counts from the cost model's bounds of
+ * each side, then, while the run fails, one more instance on the side its
+ * failures point to (TTFT: prefill; TPOT or inter-token gaps: decode;
+ * anything else, keeping up included: both); then one fewer on each side
+ * while that still passes. The answer passes and neither side can lose an
+ * instance.
+ */
+function searchDisaggregated(
+  req: PlanRequest,
+  id: CandidateId,
+  bounds: RateBounds,
+  maxInstances: number,
+  run: Runner,
+): CandidateOutcome {
+  let prefill = Math.max(1, Math.ceil(req.targetRate / bounds.prefill));
+  let decode = Math.max(1, Math.ceil(req.targetRate / bounds.decode));
+  const lowerBound = prefill + decode;
+  let runs = 0;
+  const memo = new Map<string, ScenarioResult>();
+  const at = (p: number, d: number) => {
+    const key = `${p}+${d}`;
+    let r = memo.get(key);
+    if (!r) {
+      r = run(disaggScenario(req, id, p, d));
+      runs += r.seeds.length;
+      memo.set(key, r);
+    }
+    return r;
+  };
+  let r = at(prefill, decode);
+  while (!r.pass) {
+    const failing = r.checks.filter((c) => !c.pass).map((c) => c.name);
+    const prefillSide = failing.some((n) => n.startsWith("ttft"));
+    const decodeSide = failing.some((n) => n.startsWith("tpot") || n.startsWith("itl"));
+    const both = !prefillSide && !decodeSide || failing.some((n) => !/^(ttft|tpot|itl)/.test(n));
+    const p = prefill + (prefillSide || both ? 1 : 0);
+    const d = decode + (decodeSide || both ? 1 : 0);
+    if (p + d > maxInstances) {
+      return {
+        kind: "fails",
+        ...id,
+        instances: prefill + decode,
+        reason: r.checks.find((c) => !c.pass)?.message.replace(/^[^:]*:\d+:\d+: /, "") ??
+          "no prefill:decode split within max_devices meets the SLOs",
+      };
+    }
+    [prefill, decode] = [p, d];
+    r = at(prefill, decode);
+  }
+  while (prefill > 1 && at(prefill - 1, decode).pass) prefill--;
+  while (decode > 1 && at(prefill, decode - 1).pass) decode--;
+  return planned(
+    req,
+    id,
+    { instances: prefill + decode, prefill, decode },
+    [...at(prefill, decode).seedRuns.values()][0],
+    lowerBound,
+    runs,
+  );
+}
+
+/** The scenario text of a disaggregated candidate: the SLOs and keeping up, as assertions. */
+function disaggScenario(req: PlanRequest, id: CandidateId, prefill: number, decode: number): string {
+  const seeds = req.seeds ?? 1;
+  return [
+    `name: plan-${id.device.toLowerCase()}-tp${id.tp}-disagg`,
+    "instances:",
+    ...disaggYaml(id.device, id.tp, prefill, decode).trimEnd().split("\n").map((l) => `  ${l}`),
+    `common_config: ${JSON.stringify(req.commonFile)}`,
+    "overrides:",
+    `  load_gen.request_rate: ${req.targetRate}`,
+    // Disaggregation pays for moving the KV cache: transfers are timed, not free (the upstream default).
+    "  model_config.enable_kv_transfer_modeling: true",
+    ...(seeds > 1 ? [`seeds: ${seeds}`] : []),
+    "expect:",
+    ...req.slos.map((s) => `  ${s.key}: ${JSON.stringify(s.bound)}`),
+    `  keeps_up: "== 1"`,
+    "",
+  ].join("\n");
 }
 
 /** The worst seed's value of an SLO's metric at a point (for the margin to the bound). */
