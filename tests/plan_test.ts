@@ -46,7 +46,7 @@ Deno.test("Llama-3.1-8B on H100 at 45 req/s: the planned count is the first coun
   assert.ok(best.lowerBound <= best.instances, `cost-model bound ${best.lowerBound} above the answer`);
 });
 
-Deno.test("candidates that cannot run are discarded without simulating them, with the reason", () => {
+Deno.test("candidates that cannot run are discarded without simulating them, with every rule they break", () => {
   const plan = planDeployments({
     commonFile: `${ROOT}examples/plan/llama70b_chat.yaml`,
     targetRate: 2,
@@ -60,7 +60,11 @@ Deno.test("candidates that cannot run are discarded without simulating them, wit
   assert.equal(tp1.kind, "infeasible");
   assert.match(tp1.kind === "infeasible" ? tp1.reason : "", /does not fit on H100_SXM_80G with tp_size 1/);
   assert.equal(tp3.kind, "infeasible");
-  assert.match(tp3.kind === "infeasible" ? tp3.reason : "", /must divide the 64 attention heads/);
+  assert.equal(
+    tp3.kind === "infeasible" ? tp3.reason : "",
+    "tp_size must divide the 64 attention heads of meta-llama/Llama-3.1-70B-Instruct, got 3; " +
+      "mlp_tp_size must divide the intermediate size (28672) of meta-llama/Llama-3.1-70B-Instruct, got 3",
+  );
   assert.match(formatPlan(plan).join("\n"), /No candidate meets the SLOs at this rate\./);
 });
 

@@ -43,6 +43,8 @@ export type { DeviceFile } from "./device_schema.ts";
 export { denoFileSystem, loadConfig, loadConfigSources, readYaml } from "./load.ts";
 export type { FileSystem, LoadedConfig, LoadedGroup, LoadedTrace } from "./load.ts";
 export { buildPlan } from "./plan.ts";
+export { resolveLayout } from "./layout.ts";
+export type { LayoutOutcome, LayoutViolation } from "./layout.ts";
 export type { GroupPlan, PlanOptions, SimulationPlan } from "./plan.ts";
 export {
   applyProfile,

@@ -22,6 +22,7 @@ import type { EngineSpec, SimulationInput } from "../engine/types.ts";
 import { unservableReason } from "../engine/engine.ts";
 import type { LoadedConfig, LoadedGroup } from "./load.ts";
 import { showLimit, workloadOf } from "./workload.ts";
+import { resolveLayout } from "./layout.ts";
 import { applyProfile, hostCostsOf } from "./engine_profiles.ts";
 import type { ProfiledServing } from "./engine_profiles.ts";
 
@@ -98,85 +99,15 @@ function checkTopology(cfg: LoadedConfig): void {
 }
 
 function layoutOf(g: LoadedGroup, model: ModelSpec, notices: string[]): { layout: EngineLayout; dp: number } {
-  const c = g.config;
-  const p = c.parallel_config;
-  const at = (k: string) => [...g.path, "parallel_config", k];
-  const fail = (k: string, msg: string): never => g.source.fail(at(k), msg);
-  const world = p.world_size ?? c.num_devices_per_instance;
-  if (world !== c.num_devices_per_instance) {
-    fail("world_size", `must equal num_devices_per_instance (${c.num_devices_per_instance}), got ${world}`);
+  const r = resolveLayout(model, g.config.parallel_config, g.config.num_devices_per_instance);
+  if (r.kind === "violations") {
+    const v = r.violations[0];
+    g.source.fail([...g.path, "parallel_config", v.key], v.message);
   }
-  const dp = p.dp_size;
-  if (world % dp !== 0) fail("dp_size", `must divide world_size (${world}), got ${dp}`);
-  const tp = p.tp_size ?? world / dp;
-  if (tp * dp !== world) {
-    fail(p.tp_size ? "tp_size" : "dp_size", `tp_size × dp_size must equal world_size: ${tp} × ${dp} ≠ ${world}`);
-  }
-  if (model.heads % tp !== 0) {
-    fail("tp_size", `must divide the ${model.heads} attention heads of ${model.id}, got ${tp}`);
-  }
-  const dcp = p.dcp_size;
-  if (tp % dcp !== 0) fail("dcp_size", `must divide tp_size (${tp}), got ${dcp}`);
-  if (!model.mla && dcp > 1 && model.kvHeads < tp / dcp) {
-    fail("dcp_size", `needs num_key_value_heads (${model.kvHeads}) ≥ tp_size / dcp_size (${tp / dcp})`);
-  }
-  // An FFN-like part laid out as size × groups over the instance's devices.
-  const split = (tpKey: string, dpKey: string, size: number, groups: number | null) => {
-    if (world % size !== 0) fail(tpKey, `must divide world_size (${world}), got ${size}`);
-    const n = groups ?? world / size;
-    if (size * n !== world) fail(dpKey, `${tpKey} × ${dpKey} must equal world_size: ${size} × ${n} ≠ ${world}`);
-    return n;
-  };
-  const hasDense = !model.moe || model.moe.denseLayers > 0;
-  const mlpTp = p.mlp_tp_size ?? tp;
-  const mlpDp = split("mlp_tp_size", "mlp_dp_size", mlpTp, p.mlp_dp_size ?? (p.mlp_tp_size === null ? dp : null));
-  if (hasDense && model.intermediate % mlpTp !== 0) {
-    fail("mlp_tp_size", `must divide the intermediate size (${model.intermediate}) of ${model.id}, got ${mlpTp}`);
-  }
-  const lmheadTp = p.lmhead_tp_size ?? tp;
-  const lmheadDp = split(
-    "lmhead_tp_size",
-    "lmhead_dp_size",
-    lmheadTp,
-    p.lmhead_dp_size ?? (p.lmhead_tp_size === null ? dp : null),
-  );
-  let ep = 1, moeTp = tp, moeDp = dp;
-  if (model.moe) {
-    const e = model.moe;
-    ep = p.ep_size;
-    moeTp = p.moe_tp_size;
-    const rest = world / (ep * moeTp);
-    moeDp = p.moe_dp_size ?? (Number.isInteger(rest) ? rest : 0);
-    if (moeTp * moeDp * ep !== world) {
-      fail(
-        p.moe_dp_size === null ? "ep_size" : "moe_dp_size",
-        `moe_tp_size × moe_dp_size × ep_size must equal world_size: ${moeTp} × ${
-          p.moe_dp_size ?? "?"
-        } × ${ep} ≠ ${world}`,
-      );
-    }
-    if (ep > e.experts) fail("ep_size", `must not exceed the ${e.experts} experts of ${model.id}, got ${ep}`);
-    if (e.experts % ep !== 0) {
-      notices.push(
-        `note: ${g.source.file}: ep_size ${ep} does not divide the ${e.experts} experts: each device holds ${
-          Math.ceil(e.experts / ep)
-        } (the spare slots hold redundant experts, as EPLB places them)`,
-      );
-    }
-    if (e.expertIntermediate % moeTp !== 0) {
-      fail(
-        "moe_tp_size",
-        `must divide the expert intermediate size (${e.expertIntermediate}) of ${model.id}, got ${moeTp}`,
-      );
-    }
-  } else if (p.ep_size > 1) {
-    notices.push(
-      `note: ${g.source.file}: ${
-        g.config.name ?? `instance group ${g.path[1]}`
-      }: ep_size is ignored for the dense model ${model.id}`,
-    );
-  }
-  return { layout: { tp, dp, dcp, mlpTp, mlpDp, lmheadTp, lmheadDp, ep, moeTp, moeDp }, dp };
+  const who = (note: string) =>
+    note.startsWith("ep_size is ignored") ? `${g.config.name ?? `instance group ${g.path[1]}`}: ${note}` : note;
+  for (const n of r.notes) notices.push(`note: ${g.source.file}: ${who(n)}`);
+  return { layout: r.layout, dp: r.dp };
 }
 
 /** A catalog device with the host costs of the group's engine profile, when it has some; a device file as it is. */

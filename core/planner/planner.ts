@@ -16,6 +16,7 @@ import { denoFileSystem, loadConfigSources, readYaml } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
 import { YamlSource } from "../config/source.ts";
 import { buildPlan } from "../config/plan.ts";
+import { resolveLayout } from "../config/layout.ts";
 import type { SimulationPlan } from "../config/plan.ts";
 import { decodeBatch, prefillBatch } from "../hardware/batch.ts";
 import { DEVICE_CATALOG } from "../hardware/devices.ts";
@@ -192,16 +193,24 @@ function overlay(base: FileSystem, extra: Map<string, string>): FileSystem {
   };
 }
 
-/** The candidate's plan with one instance, or why it cannot run (no simulation). */
+/**
+ * The candidate's plan with one instance, or why it cannot run, without a
+ * simulation: the layout rules first (a pure check, every violation named),
+ * then the memory plan (the model and a KV block must fit). Errors of the
+ * user's common file are not a candidate's: they propagate.
+ */
 function feasibility(
   device: string,
   tp: number,
   common: YamlSource,
   fs: FileSystem,
 ): SimulationPlan | string {
+  const inst = new YamlSource(`(candidate ${device} tp${tp})`, instanceYaml(device, tp, 1));
+  const cfg = loadConfigSources([inst], common, fs);
+  const layout = resolveLayout(cfg.model, cfg.groups[0].config.parallel_config, tp);
+  if (layout.kind === "violations") return layout.violations.map((v) => `${v.key} ${v.message}`).join("; ");
   try {
-    const inst = new YamlSource(`(candidate ${device} tp${tp})`, instanceYaml(device, tp, 1));
-    return buildPlan(loadConfigSources([inst], common, fs));
+    return buildPlan(cfg);
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     // The message without the location and key path: the candidate is ours, not a file the user wrote.
