@@ -170,9 +170,10 @@ export {
   formatSummaryTable,
   kvStarvedLine,
   overloadSummary,
+  renderSvg,
   summaryExtSections,
 } from "./core/report/mod.ts";
-export type { Align, ColumnLayout, GroupKv, JsonExtras } from "./core/report/mod.ts";
+export type { Align, ColumnLayout, GroupKv, JsonExtras, VegaLiteSpec } from "./core/report/mod.ts";
 export {
   calibrate,
   calibrateScenarios,

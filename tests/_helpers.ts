@@ -52,6 +52,17 @@ export async function runCli(args: string[]): Promise<CliRun> {
 /** A task's in-process entry point: its arguments and where its lines go, to its exit code. */
 export type TaskEntry = (args: string[], io: TaskOutput) => number;
 
+/** Runs an asynchronous task entry point in this process with its lines captured. */
+export async function captureTaskAsync(
+  entry: (args: string[], io: TaskOutput) => Promise<number>,
+  args: string[],
+): Promise<CliRun> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await entry(args, { out: (l) => out.push(`${l}\n`), err: (l) => err.push(`${l}\n`) });
+  return { code, stdout: out.join(""), stderr: err.join("") };
+}
+
 /** Runs a task's entry point in this process with its lines captured: what it prints and its exit code. */
 export function captureTask(entry: TaskEntry, args: string[]): CliRun {
   const out: string[] = [];

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { parse, parseAllDocuments } from "yaml";
 import { planDeployments } from "../core/planner/planner.ts";
 import { formatPlan, parseSlo, planFiles, runPlan } from "../tools/plan.ts";
-import { captureTask, ROOT, runCheckTask } from "./_helpers.ts";
+import { captureTaskAsync, ROOT, runCheckTask } from "./_helpers.ts";
 
 const CHAT = `${ROOT}scenarios/configs/llama8b_chat.yaml`;
 const SLOS = [{ key: "ttft.p99", bound: "<= 0.5" }, { key: "tpot.p99", bound: "<= 0.03" }];
@@ -101,7 +101,7 @@ Deno.test("the ranked table orders by cost with prices, marks the Pareto front a
   );
 });
 
-Deno.test("deno task plan: bad arguments are one line and exit 2", () => {
+Deno.test("deno task plan: bad arguments are one line and exit 2", async () => {
   const cases: [string[], RegExp][] = [
     [["--target_rate", "5", "--slo", "ttft.p99<=1"], /^plan: --common_config_path is required/],
     [["--common_config_path", CHAT, "--slo", "ttft.p99<=1"], /^plan: --target_rate: expected a positive number/],
@@ -118,7 +118,7 @@ Deno.test("deno task plan: bad arguments are one line and exit 2", () => {
     [["--common_config_path", "nope.yaml", "--target_rate", "5", "--slo", "ttft.p99<=1"], /^nope\.yaml: cannot read/],
   ];
   for (const [args, want] of cases) {
-    const r = captureTask(runPlan, args);
+    const r = await captureTaskAsync(runPlan, args);
     assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
     assert.equal(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
     assert.match(r.stderr, want);
@@ -126,7 +126,7 @@ Deno.test("deno task plan: bad arguments are one line and exit 2", () => {
   assert.deepEqual(parseSlo("tpot.p99 < 0.05"), { key: "tpot.p99", bound: "< 0.05" });
 });
 
-Deno.test("a search split into 4 shards and merged prints and writes the unsharded plan byte for byte", () => {
+Deno.test("a search split into 4 shards and merged prints and writes the unsharded plan byte for byte", async () => {
   const base = [
     "--common_config_path",
     CHAT,
@@ -143,25 +143,35 @@ Deno.test("a search split into 4 shards and merged prints and writes the unshard
   ];
   const whole = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
   const split = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
-  const unsharded = captureTask(runPlan, [...base, "--out", whole]);
+  const unsharded = await captureTaskAsync(runPlan, [...base, "--out", whole]);
   assert.equal(unsharded.code, 0, unsharded.stderr);
   for (let i = 0; i < 4; i++) {
-    const r = captureTask(runPlan, [...base, "--shard", `${i}/4`, "--out", split]);
+    const r = await captureTaskAsync(runPlan, [...base, "--shard", `${i}/4`, "--out", split]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`^planned [12] of 6 candidates \\(shard ${i}/4\\)$`, "m"));
   }
-  const merged = captureTask(runPlan, ["--merge", split]);
+  const merged = await captureTaskAsync(runPlan, ["--merge", split]);
   assert.equal(merged.code, 0, merged.stderr);
   assert.equal(merged.stdout.replaceAll(split, "DIR"), unsharded.stdout.replaceAll(whole, "DIR"));
-  for (const f of ["plan.json", "deployment.yaml", "scenario.yaml"]) {
+  for (const f of ["plan.json", "deployment.yaml", "scenario.yaml", "pareto.svg"]) {
     assert.equal(Deno.readTextFileSync(`${split}/${f}`), Deno.readTextFileSync(`${whole}/${f}`), f);
   }
+  // The chart: one point per planned candidate, and the front drawn through its members.
+  const svg = Deno.readTextFileSync(`${whole}/pareto.svg`);
+  const planJson = JSON.parse(Deno.readTextFileSync(`${whole}/plan.json`));
+  assert.match(svg, /^<svg /);
+  assert.equal(svg.match(/aria-roledescription="point"/g)?.length, planJson.ranked.length);
+  const front = /aria-roledescription="line mark" d="(M[^"]*)"/.exec(svg)?.[1] ?? "";
+  assert.equal(
+    front.split(/[ML]/).filter(Boolean).length,
+    planJson.ranked.filter((c: { pareto: boolean }) => c.pareto).length,
+  );
   // A missing shard, or one of another search, is bad input.
   Deno.removeSync(`${split}/plan.shard-2-of-4.json`);
-  const missing = captureTask(runPlan, ["--merge", split]);
+  const missing = await captureTaskAsync(runPlan, ["--merge", split]);
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /: shard 2 of 4 missing$/m);
-  const bad = captureTask(runPlan, [...base, "--shard", "4/4", "--out", split]);
+  const bad = await captureTaskAsync(runPlan, [...base, "--shard", "4/4", "--out", split]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /^plan: --shard: expected I\/N with 0 ≤ I < N/);
 });

@@ -11,6 +11,8 @@ import { denoFileSystem, readYaml } from "../core/config/load.ts";
 import type { YamlSource } from "../core/config/source.ts";
 import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
 import { alignColumns } from "../core/report/columns.ts";
+import { renderSvg } from "../core/report/svg.ts";
+import { planChartSpec } from "../core/planner/chart.ts";
 import { assemblePlan, candidateList, deploymentYaml, planShard } from "../core/planner/planner.ts";
 import type {
   PlannedCandidate,
@@ -47,7 +49,7 @@ and prints the Pareto front of tokens/s per device against tokens/s per user.
   --prices FILE            price per device-hour by device type
   --seeds N                seeds per simulated point (default 1)
   --top N                  rows of the ranked table (default 10)
-  --out DIR                write plan.json, deployment.yaml and scenario.yaml there
+  --out DIR                write plan.json, deployment.yaml, scenario.yaml and pareto.svg there
   --shard I/N              plan the I-th of N shares of the candidates (0 ≤ I < N) and write
                            DIR/plan.shard-I-of-N.json (needs --out DIR)
   --merge DIR              combine every shard in DIR into the plan (the same as unsharded)
@@ -90,7 +92,7 @@ export function parseSlo(text: string): PlanSlo | string {
  * Runs `deno task plan` with `argv`, its lines to `io`: the exit code (0 a
  * deployment meets the SLOs, 1 none does, 2 bad input).
  */
-export function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): number {
+export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): Promise<number> {
   const parsed = readTaskArgs({ task: "plan", usage: USAGE, options: OPTIONS }, argv);
   if (parsed.kind === "exit") {
     if (parsed.out !== undefined) io.out(parsed.out);
@@ -113,7 +115,7 @@ export function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT
   const mergeDir = opt("--merge");
   if (mergeDir !== undefined) {
     try {
-      return finish(mergeShards(mergeDir), top, opt("--out") ?? mergeDir, io);
+      return await finish(mergeShards(mergeDir), top, opt("--out") ?? mergeDir, io);
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
       io.err(e.message);
@@ -185,7 +187,7 @@ export function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT
       io.out(`wrote ${file}; when every shard is done: deno task plan --merge ${out}`);
       return 0;
     }
-    return finish(assemblePlan(request, part.outcomes), top, out, io);
+    return await finish(assemblePlan(request, part.outcomes), top, out, io);
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     io.err(e.message);
@@ -202,11 +204,12 @@ function shardFileName(s: PlanShard): string {
 }
 
 /** Prints the plan and writes its files into `out` (when given and something was planned): exit 0, or 1 when nothing meets the SLOs. */
-function finish(result: PlanResult, top: number, out: string | undefined, io: TaskOutput): number {
+async function finish(result: PlanResult, top: number, out: string | undefined, io: TaskOutput): Promise<number> {
   for (const line of formatPlan(result, top)) io.out(line);
   if (out && result.ranked.length) {
     Deno.mkdirSync(out, { recursive: true });
-    for (const [name, text] of Object.entries(planFiles(result, out))) {
+    const files = { ...planFiles(result, out), "pareto.svg": await renderSvg(planChartSpec(result)) };
+    for (const [name, text] of Object.entries(files)) {
       Deno.writeTextFileSync(`${out}/${name}`, text);
       io.out(`wrote ${out}/${name}`);
     }
@@ -389,4 +392,4 @@ export function planFiles(r: PlanResult, outDir: string): Record<string, string>
   };
 }
 
-if (import.meta.main) Deno.exitCode = runPlan(Deno.args);
+if (import.meta.main) Deno.exitCode = await runPlan(Deno.args);

@@ -14,6 +14,7 @@ export {
   planShard,
   rateBounds,
 } from "./planner.ts";
+export { planChartSpec } from "./chart.ts";
 export type {
   CandidateId,
   CandidateOutcome,

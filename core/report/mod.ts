@@ -12,6 +12,8 @@ export { formatChromeTrace, formatRequestCsv } from "./profile.ts";
 export { formatFixed, roundHalfEven } from "./number_format.ts";
 export { formatGroupTable } from "./groups.ts";
 export { alignColumns, columnWidths } from "./columns.ts";
+export { renderSvg } from "./svg.ts";
+export type { VegaLiteSpec } from "./svg.ts";
 export type { Align, ColumnLayout } from "./columns.ts";
 export { kvStarvedLine, overloadSummary } from "./diagnostics.ts";
 export type { GroupKv } from "./diagnostics.ts";
