@@ -19,6 +19,7 @@ import { formatSummaryTable } from "./core/report/table.ts";
 import { formatChromeTrace, formatRequestCsv } from "./core/report/profile.ts";
 import { formatTraceLine } from "./core/workload/trace.ts";
 import { outputDirProblem, OutputError, outputFileProblem, writeFor } from "./cli_output.ts";
+import { progressBar } from "./cli_progress.ts";
 import { deviceTable, formatCatalogText, modelTable } from "./core/report/catalog.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
@@ -133,32 +134,6 @@ function program(io: CliOutput): Command {
     .addOption(new Option("--format <format>", "stdout format").choices(["table", "json", "csv"]).default("table"))
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) });
-}
-
-/** A progress bar on stderr, shown only on a terminal and only once a run has taken a second. */
-async function progressHook(
-  io: CliOutput,
-): Promise<{ onProgress?: (done: number, total: number) => void; stop: () => void }> {
-  if (!io.isTerminal?.()) return { stop: () => {} };
-  const { default: cliProgress } = await import("cli-progress");
-  const start = performance.now();
-  let bar: InstanceType<typeof cliProgress.SingleBar> | undefined;
-  let calls = 0;
-  return {
-    onProgress: (done, total) => {
-      if (++calls % 256 !== 0 && done !== total) return;
-      if (!bar) {
-        if (performance.now() - start < 1000) return;
-        bar = new cliProgress.SingleBar(
-          { stream: process.stderr, format: "simulating [{bar}] {value}/{total} requests", clearOnComplete: true },
-          cliProgress.Presets.shades_classic,
-        );
-        bar.start(total, done);
-      }
-      bar.update(done);
-    },
-    stop: () => bar?.stop(),
-  };
 }
 
 /** Writes lines to a file through a buffer (a million-line dump stays fast and small). */
@@ -291,7 +266,12 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
   const steps: StepRecord[] = [];
   const transfers: TransferRecord[] = [];
   const dump = opts.dump_requests ? new LineWriter(opts.dump_requests) : undefined;
-  const progress = await progressHook(io);
+  const progress = await progressBar({
+    terminal: io.isTerminal?.() ?? false,
+    label: "simulating",
+    unit: "requests",
+    every: 256,
+  });
   const wallStart = performance.now();
   let out: RunOutput;
   try {

@@ -12,6 +12,7 @@ import type { YamlSource } from "../core/config/source.ts";
 import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
 import { alignColumns } from "../core/report/columns.ts";
 import { renderSvg } from "../core/report/svg.ts";
+import { progressBar } from "../cli_progress.ts";
 import { planChartSpec } from "../core/planner/chart.ts";
 import { assemblePlan, candidateList, deploymentYaml, planShard } from "../core/planner/planner.ts";
 import type {
@@ -173,7 +174,18 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
       ...(prices ? { prices } : {}),
       seeds: seeds as number,
     };
-    const part = planShard(request, shard);
+    const progress = await progressBar({
+      terminal: Deno.stderr.isTerminal(),
+      label: "planning",
+      unit: "candidates",
+      delayMs: 0,
+    });
+    let part: ShardOutcome;
+    try {
+      part = planShard(request, shard, denoFileSystem, progress.onProgress);
+    } finally {
+      progress.stop();
+    }
     const out = opt("--out");
     if (shard.count > 1 && out) {
       const file = `${out}/${shardFileName(shard)}`;

@@ -362,14 +362,22 @@ export function candidateList(req: PlanRequest): CandidateId[] {
  * @param req what to plan for
  * @param shard which share of the candidates
  * @param fs where the common file is read from
+ * @param onProgress called after each candidate with how many of the shard's are done
  */
-export function planShard(req: PlanRequest, shard: PlanShard, fs: FileSystem = denoFileSystem): ShardOutcome {
+export function planShard(
+  req: PlanRequest,
+  shard: PlanShard,
+  fs: FileSystem = denoFileSystem,
+  onProgress?: (done: number, total: number) => void,
+): ShardOutcome {
   const common = readYaml(req.commonFile, fs);
-  const outcomes = candidateList(req).flatMap(({ device, tp, topology }, position) =>
-    position % shard.count === shard.index
-      ? [[position, planCandidate(req, device, tp, topology, common, fs)] as const]
-      : []
-  );
+  const mine = candidateList(req).map((c, position) => ({ ...c, position }))
+    .filter((c) => c.position % shard.count === shard.index);
+  const outcomes = mine.map(({ device, tp, topology, position }, i) => {
+    const outcome = planCandidate(req, device, tp, topology, common, fs);
+    onProgress?.(i + 1, mine.length);
+    return [position, outcome] as const;
+  });
   return { request: req, shard, outcomes };
 }
 
