@@ -253,3 +253,42 @@ Deno.test("disaggregated: the planned prefill and decode counts pass their scena
     assert.equal(runCheckTask([`${dir}/scenario.yaml`]).code, 1, `${p}P+${d}D passes`);
   }
 });
+
+Deno.test("a grid of batch limits and quantizations: each combination is a candidate, and the winner's scenario carries its settings", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
+  const r = await captureTaskAsync(runPlan, [
+    "--common_config_path",
+    CHAT,
+    "--target_rate",
+    "45",
+    "--slo",
+    "ttft.p99<=0.5",
+    "--devices",
+    "H100_SXM_80G",
+    "--tp",
+    "1",
+    "--max_num_seqs",
+    "32,256",
+    "--quantization",
+    "DISABLED,W8A8_DYNAMIC,NOPE",
+    "--out",
+    dir,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const plan = JSON.parse(Deno.readTextFileSync(`${dir}/plan.json`));
+  assert.equal(plan.candidates.length, 6);
+  assert.equal(plan.ranked.length, 4);
+  // An unknown quantization is that candidate's reason, not an error of the run.
+  assert.match(r.stdout, /^ {2}H100_SXM_80G tp 1 agg seqs=32 quant=NOPE: .*quantize_linear_action/m);
+  // W8A8 weights halve the bytes a decode step reads: fewer instances than BF16 at the same batch limit.
+  const at = (seqs: number, quant: string) =>
+    plan.ranked.find((c: { settings: Record<string, unknown> }) =>
+      c.settings["serving_config.max_num_seqs"] === seqs && c.settings["model_config.quantize_linear_action"] === quant
+    ).instances;
+  assert.ok(at(256, "W8A8_DYNAMIC") < at(256, "DISABLED"), `${at(256, "W8A8_DYNAMIC")} vs ${at(256, "DISABLED")}`);
+  const best = plan.ranked[0];
+  const scenario = Deno.readTextFileSync(`${dir}/scenario.yaml`);
+  for (const [k, v] of Object.entries(best.settings)) assert.match(scenario, new RegExp(`^ {2}${k}: "?${v}"?$`, "m"));
+  const check = runCheckTask([`${dir}/scenario.yaml`]);
+  assert.equal(check.code, 0, check.stderr);
+});

@@ -14,7 +14,7 @@ import { alignColumns } from "../core/report/columns.ts";
 import { renderSvg } from "../core/report/svg.ts";
 import { progressBar } from "../cli_progress.ts";
 import { planChartSpec } from "../core/planner/chart.ts";
-import { assemblePlan, candidateList, deploymentYaml, planShard } from "../core/planner/planner.ts";
+import { assemblePlan, candidateList, deploymentYaml, planShard, settingLines } from "../core/planner/planner.ts";
 import type {
   PlannedCandidate,
   PlanRequest,
@@ -47,6 +47,9 @@ and prints the Pareto front of tokens/s per device against tokens/s per user.
   --tp 1,2,…               tensor-parallel sizes, devices per instance (default 1,2,4,8)
   --max_devices N          the most devices a deployment may use (default 64)
   --topology agg,disagg    aggregated and/or prefill/decode disaggregated (default agg)
+  --max_num_seqs A,B,…     batch-size limits to try (default: the common file's)
+  --max_tokens_budget A,…  token budgets per step to try (default: the common file's)
+  --quantization A,B,…     quantize_linear_action values to try (DISABLED, W8A8_DYNAMIC, …)
   --prices FILE            price per device-hour by device type
   --seeds N                seeds per simulated point (default 1)
   --top N                  rows of the ranked table (default 10)
@@ -72,6 +75,9 @@ const OPTIONS = [
   "--out",
   "--shard",
   "--merge",
+  "--max_num_seqs",
+  "--max_tokens_budget",
+  "--quantization",
 ];
 
 /** `ttft.p99<=2` as a key and a bound expression, or why not. */
@@ -157,6 +163,21 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
   for (const t of topologies) {
     if (t !== "agg" && t !== "disagg") return bad(`--topology: expected agg, disagg or agg,disagg, got '${t}'`);
   }
+  const settings: Record<string, (number | string)[]> = {};
+  for (
+    const [flag, key] of [
+      ["--max_num_seqs", "serving_config.max_num_seqs"],
+      ["--max_tokens_budget", "serving_config.max_tokens_budget"],
+    ] as const
+  ) {
+    const v = opt(flag);
+    if (v === undefined) continue;
+    const list = v.split(",").map((x) => Number(x.trim()));
+    if (list.some((n) => !Number.isSafeInteger(n) || n < 1)) return bad(`${flag}: expected integers ≥ 1, got '${v}'`);
+    settings[key] = list;
+  }
+  const quant = opt("--quantization");
+  if (quant !== undefined) settings["model_config.quantize_linear_action"] = quant.split(",").map((q) => q.trim());
   const maxDevices = count("--max_devices", 64);
   const seeds = count("--seeds", 1);
   for (const v of [maxDevices, seeds]) if (typeof v === "string") return bad(v);
@@ -170,6 +191,7 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
       devices,
       tpSizes,
       topologies: topologies as Topology[],
+      ...(Object.keys(settings).length ? { settings } : {}),
       maxDevices: maxDevices as number,
       ...(prices ? { prices } : {}),
       seeds: seeds as number,
@@ -296,6 +318,16 @@ function margin(value: number, bound: string): string {
   return `${headroom >= 0 ? "+" : ""}${(headroom * 100).toFixed(0)}%`;
 }
 
+/** Settings as printed: `seqs=128 budget=4096 quant=W8A8_DYNAMIC`. */
+function settingsCell(settings: Readonly<Record<string, number | string>>): string {
+  const short: Record<string, string> = {
+    "serving_config.max_num_seqs": "seqs",
+    "serving_config.max_tokens_budget": "budget",
+    "model_config.quantize_linear_action": "quant",
+  };
+  return Object.entries(settings).map(([k, v]) => `${short[k] ?? k}=${v}`).join(" ") || "-";
+}
+
 /** Instances as printed: the count, or prefill + decode when disaggregated. */
 function instancesCell(c: PlannedCandidate): string {
   return c.topology === "disagg" ? `${c.prefill}P+${c.decode}D` : String(c.instances);
@@ -305,11 +337,13 @@ function instancesCell(c: PlannedCandidate): string {
 export function formatPlan(r: PlanResult, top = 10): string[] {
   const q = r.request;
   const priced = r.ranked.some((c) => c.costPerHour !== undefined);
+  const varied = r.candidates.some((c) => Object.keys(c.settings).length > 0);
   const head = [
     "rank",
     "device",
     "tp",
     "topology",
+    ...(varied ? ["settings"] : []),
     "instances",
     "devices",
     ...(priced ? ["$/hour"] : []),
@@ -323,6 +357,7 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     c.device,
     String(c.tp),
     c.topology,
+    ...(varied ? [settingsCell(c.settings)] : []),
     instancesCell(c),
     String(c.devices),
     ...(priced ? [c.costPerHour !== undefined ? c.costPerHour.toFixed(2) : "-"] : []),
@@ -344,11 +379,12 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     lines.push(
       ...alignColumns(
         [
-          ["device", "tp", "topology", "instances", "tok/s/device", "tok/s/user"],
+          ["device", "tp", "topology", ...(varied ? ["settings"] : []), "instances", "tok/s/device", "tok/s/user"],
           ...front.map((c) => [
             c.device,
             String(c.tp),
             c.topology,
+            ...(varied ? [settingsCell(c.settings)] : []),
             instancesCell(c),
             c.tokensPerDevice.toFixed(0),
             c.tokensPerUser.toFixed(1),
@@ -363,9 +399,9 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     lines.push("", "Not planned:");
     for (const c of others) {
       lines.push(
-        `  ${c.device} tp ${c.tp} ${c.topology}: ${
-          c.kind === "fails" ? `fails with ${c.instances} instances: ` : ""
-        }${c.reason}`,
+        `  ${c.device} tp ${c.tp} ${c.topology}${
+          Object.keys(c.settings).length ? ` ${settingsCell(c.settings)}` : ""
+        }: ${c.kind === "fails" ? `fails with ${c.instances} instances: ` : ""}${c.reason}`,
       );
     }
   }
@@ -391,6 +427,7 @@ export function planFiles(r: PlanResult, outDir: string): Record<string, string>
     "overrides:",
     `  load_gen.request_rate: ${q.targetRate}`,
     ...(best.topology === "disagg" ? ["  model_config.enable_kv_transfer_modeling: true"] : []),
+    ...settingLines(best.settings),
     ...((q.seeds ?? 1) > 1 ? [`seeds: ${q.seeds}`] : []),
     "expect:",
     ...q.slos.map((s) => `  ${s.key}: ${JSON.stringify(s.bound)}`),

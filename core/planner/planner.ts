@@ -20,7 +20,7 @@ import { resolveLayout } from "../config/layout.ts";
 import type { SimulationPlan } from "../config/plan.ts";
 import { decodeBatch, prefillBatch } from "../hardware/batch.ts";
 import { DEVICE_CATALOG } from "../hardware/devices.ts";
-import { loadScenario, resolveMetric, runScenario } from "../scenario/mod.ts";
+import { loadScenario, resolveMetric, runScenario, scenarioSources } from "../scenario/mod.ts";
 import type { ScenarioResult } from "../scenario/mod.ts";
 import type { RunOutput } from "../run.ts";
 
@@ -49,6 +49,12 @@ export interface PlanRequest {
   readonly tpSizes: readonly number[];
   /** Aggregated, and/or disaggregated prefill and decode groups (default aggregated only). */
   readonly topologies?: readonly Topology[];
+  /**
+   * Settings to try, by key path of the common file (e.g. `serving_config.max_num_seqs: [128, 256]`,
+   * `model_config.quantize_linear_action: [DISABLED, W8A8_DYNAMIC]`): every combination is a candidate with
+   * each device, TP size and topology. Without it, the common file's values.
+   */
+  readonly settings?: Readonly<Record<string, readonly (number | string)[]>>;
   /** The most devices a deployment may use. */
   readonly maxDevices: number;
   /** Price of one device-hour by device type; without it, candidates rank by device count. */
@@ -67,6 +73,8 @@ export interface InfeasibleCandidate {
   readonly tp: number;
   /** Aggregated or disaggregated. */
   readonly topology: Topology;
+  /** The settings tried, by key path (empty without a settings grid). */
+  readonly settings: Readonly<Record<string, number | string>>;
   /** Why: the model does not fit, the layout does not divide it, … */
   readonly reason: string;
 }
@@ -81,6 +89,8 @@ export interface FailingCandidate {
   readonly tp: number;
   /** Aggregated or disaggregated. */
   readonly topology: Topology;
+  /** The settings tried, by key path (empty without a settings grid). */
+  readonly settings: Readonly<Record<string, number | string>>;
   /** The most instances tried. */
   readonly instances: number;
   /** What they missed. */
@@ -97,6 +107,8 @@ export interface PlannedCandidate {
   readonly tp: number;
   /** Aggregated or disaggregated. */
   readonly topology: Topology;
+  /** The settings tried, by key path (empty without a settings grid). */
+  readonly settings: Readonly<Record<string, number | string>>;
   /** Fewest instances that keep up and meet every SLO (prefill and decode together when disaggregated). */
   readonly instances: number;
   /** Disaggregated: the prefill instances (0 when aggregated). */
@@ -200,22 +212,52 @@ function overlay(base: FileSystem, extra: Map<string, string>): FileSystem {
  * user's common file are not a candidate's: they propagate.
  */
 function feasibility(
-  device: string,
-  tp: number,
+  req: PlanRequest,
+  id: CandidateId,
   common: YamlSource,
   fs: FileSystem,
 ): SimulationPlan | string {
+  const { device, tp } = id;
   const inst = new YamlSource(`(candidate ${device} tp${tp})`, instanceYaml(device, tp, 1));
-  const cfg = loadConfigSources([inst], common, fs);
+  const cfg = loadConfigSources([inst], common, fs); // the user's common file: its errors propagate
   const layout = resolveLayout(cfg.model, cfg.groups[0].config.parallel_config, tp);
   if (layout.kind === "violations") return layout.violations.map((v) => `${v.key} ${v.message}`).join("; ");
   try {
-    return buildPlan(cfg);
+    if (Object.keys(id.settings).length === 0) return buildPlan(cfg);
+    // With settings, the common file as the candidate's scenario overrides it.
+    const virtual = virtualScenario(req, id);
+    const text = [
+      "name: feasibility",
+      "instances:",
+      ...instanceYaml(device, tp, 1).trimEnd().split("\n").map((l) => `  ${l}`),
+      `common_config: ${JSON.stringify(req.commonFile)}`,
+      "overrides:",
+      ...settingLines(id.settings),
+      // Loaded for its sources, never run; a scenario needs an assertion.
+      'expect: {total_requests: ">= 0"}',
+      "",
+    ].join("\n");
+    const scenarioFs = overlay(fs, new Map([[virtual, text]]));
+    const [insts, withSettings] = scenarioSources(loadScenario(virtual, scenarioFs), undefined, [], scenarioFs);
+    return buildPlan(loadConfigSources(insts, withSettings, scenarioFs));
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
-    // The message without the location and key path: the candidate is ours, not a file the user wrote.
-    return e.message.replace(/^[^:]*:(\d+:\d+: )?/, "").replace(/^[\w[\].]+: /, "").trim();
+    // Without the location, and without the key path into the candidate's own instance file (ours, not the user's).
+    return e.message.replace(/^[^:]*:(\d+:\d+: )?/, "").replace(/^instance_groups\[\d+\][\w[\].]*: /, "").trim();
   }
+}
+
+/** Where a candidate's scenarios live (in memory, beside the common file so that its relative paths resolve). */
+function virtualScenario(req: PlanRequest, id: CandidateId): string {
+  const settings = Object.values(id.settings).join("-");
+  return `${req.commonFile.replace(/[^/]*$/, "")}.plan-${id.device}-tp${id.tp}-${id.topology}${
+    settings ? `-${settings}` : ""
+  }.yaml`;
+}
+
+/** Scenario override lines of a candidate's settings. */
+export function settingLines(settings: Readonly<Record<string, number | string>>): string[] {
+  return Object.entries(settings).map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`);
 }
 
 /** Requests per second one instance can serve at most, by what it does (see {@link rateBounds}). */
@@ -265,15 +307,16 @@ export function rateBounds(plan: SimulationPlan): RateBounds {
 }
 
 /** The scenario text that finds the fewest instances over `grid`. */
-function searchScenario(req: PlanRequest, device: string, tp: number, grid: readonly number[]): string {
+function searchScenario(req: PlanRequest, id: CandidateId, grid: readonly number[]): string {
   const seeds = req.seeds ?? 1;
   return [
-    `name: plan-${device.toLowerCase()}-tp${tp}`,
+    `name: plan-${id.device.toLowerCase()}-tp${id.tp}`,
     "instances:",
-    ...instanceYaml(device, tp, grid[0]).trimEnd().split("\n").map((l) => `  ${l}`),
+    ...instanceYaml(id.device, id.tp, grid[0]).trimEnd().split("\n").map((l) => `  ${l}`),
     `common_config: ${JSON.stringify(req.commonFile)}`,
     "overrides:",
     `  load_gen.request_rate: ${req.targetRate}`,
+    ...settingLines(id.settings),
     ...(seeds > 1 ? [`seeds: ${seeds}`] : []),
     "sweep:",
     `  instance_groups[0].num_instances: [${grid.join(", ")}]`,
@@ -348,8 +391,14 @@ export interface ShardOutcome {
 /** The candidates of a request in search order: every device type, every TP size, every topology. */
 export function candidateList(req: PlanRequest): CandidateId[] {
   const topologies = req.topologies ?? ["agg"];
+  const grid = Object.entries(req.settings ?? {}).reduce<Record<string, number | string>[]>(
+    (acc, [key, values]) => acc.flatMap((s) => values.map((v) => ({ ...s, [key]: v }))),
+    [{}],
+  );
   return req.devices.flatMap((device) =>
-    req.tpSizes.flatMap((tp) => topologies.map((topology) => ({ device, tp, topology })))
+    req.tpSizes.flatMap((tp) =>
+      topologies.flatMap((topology) => grid.map((settings) => ({ device, tp, topology, settings })))
+    )
   );
 }
 
@@ -373,8 +422,8 @@ export function planShard(
   const common = readYaml(req.commonFile, fs);
   const mine = candidateList(req).map((c, position) => ({ ...c, position }))
     .filter((c) => c.position % shard.count === shard.index);
-  const outcomes = mine.map(({ device, tp, topology, position }, i) => {
-    const outcome = planCandidate(req, device, tp, topology, common, fs);
+  const outcomes = mine.map(({ position, ...candidate }, i) => {
+    const outcome = planCandidate(req, candidate, common, fs);
     onProgress?.(i + 1, mine.length);
     return [position, outcome] as const;
   });
@@ -404,29 +453,23 @@ export function assemblePlan(
   const marked = ordered.map((o) => (o.kind === "planned" ? { ...o, pareto: front.includes(o) } : o));
   const ranked = marked.filter((o): o is PlannedCandidate => o.kind === "planned").sort((a, b) =>
     (a.costPerHour ?? a.devices) - (b.costPerHour ?? b.devices) || b.tokensPerDevice - a.tokensPerDevice ||
-    a.device.localeCompare(b.device) || a.tp - b.tp || a.topology.localeCompare(b.topology)
+    a.device.localeCompare(b.device) || a.tp - b.tp || a.topology.localeCompare(b.topology) ||
+    JSON.stringify(a.settings).localeCompare(JSON.stringify(b.settings))
   );
   return { request: req, ranked, candidates: marked };
 }
 
 /** One candidate: feasibility, the cost-model bound, then the simulated search. */
-function planCandidate(
-  req: PlanRequest,
-  device: string,
-  tp: number,
-  topology: Topology,
-  common: YamlSource,
-  fs: FileSystem,
-): CandidateOutcome {
-  const id = { device, tp, topology };
-  const plan = feasibility(device, tp, common, fs);
+function planCandidate(req: PlanRequest, id: CandidateId, common: YamlSource, fs: FileSystem): CandidateOutcome {
+  const { tp, topology } = id;
+  const plan = feasibility(req, id, common, fs);
   if (typeof plan === "string") return { kind: "infeasible", ...id, reason: plan };
   const maxInstances = Math.floor(req.maxDevices / tp);
   if (maxInstances < (topology === "disagg" ? 2 : 1)) {
     return { kind: "infeasible", ...id, reason: `tp_size ${tp} exceeds max_devices ${req.maxDevices}` };
   }
   const bounds = rateBounds(plan);
-  const virtual = `${req.commonFile.replace(/[^/]*$/, "")}.plan-${device}-tp${tp}-${topology}.yaml`;
+  const virtual = virtualScenario(req, id);
   const run = (text: string) => {
     const scenarioFs = overlay(fs, new Map([[virtual, text]]));
     return runScenario(loadScenario(virtual, scenarioFs), scenarioFs);
@@ -436,7 +479,7 @@ function planCandidate(
     : searchDisaggregated(req, id, bounds, maxInstances, run);
 }
 
-/** A candidate: device type, TP size and topology. */
+/** A candidate: device type, TP size, topology and settings. */
 export interface CandidateId {
   /** Device type. */
   readonly device: string;
@@ -444,6 +487,8 @@ export interface CandidateId {
   readonly tp: number;
   /** Aggregated or disaggregated. */
   readonly topology: Topology;
+  /** Common-file settings by key path (see {@link PlanRequest.settings}). */
+  readonly settings: Readonly<Record<string, number | string>>;
 }
 type Runner = (scenarioText: string) => ScenarioResult;
 
@@ -488,7 +533,7 @@ function searchAggregated(
   maxInstances: number,
   run: Runner,
 ): CandidateOutcome {
-  const { device, tp } = id;
+  const { tp } = id;
   const lowerBound = Math.max(1, Math.ceil(req.targetRate / bounds.both));
   if (lowerBound > maxInstances) {
     return {
@@ -505,7 +550,7 @@ function searchAggregated(
   for (;;) {
     const high = Math.min(maxInstances, Math.max(low + 1, Math.ceil(low * 1.5)));
     const grid = [...new Set(low > 1 ? [low - 1, low, high] : [low, high])].filter((n) => n <= maxInstances);
-    const r = run(searchScenario(req, device, tp, grid));
+    const r = run(searchScenario(req, id, grid));
     runs += r.points.reduce((n, p) => n + p.outputs.length, 0);
     const c = r.capacity;
     if (c && c.value === grid[0] && grid[0] > 1) {
@@ -604,6 +649,7 @@ function disaggScenario(req: PlanRequest, id: CandidateId, prefill: number, deco
     `  load_gen.request_rate: ${req.targetRate}`,
     // Disaggregation pays for moving the KV cache: transfers are timed, not free (the upstream default).
     "  model_config.enable_kv_transfer_modeling: true",
+    ...settingLines(id.settings),
     ...(seeds > 1 ? [`seeds: ${seeds}`] : []),
     "expect:",
     ...req.slos.map((s) => `  ${s.key}: ${JSON.stringify(s.bound)}`),
