@@ -230,6 +230,7 @@ export type {
   CandidateOutcome,
   FailingCandidate,
   InfeasibleCandidate,
+  ParallelKind,
   PlannedCandidate,
   PlanRequest,
   PlanResult,

@@ -292,3 +292,37 @@ Deno.test("a grid of batch limits and quantizations: each combination is a candi
   const check = runCheckTask([`${dir}/scenario.yaml`]);
   assert.equal(check.code, 0, check.stderr);
 });
+
+Deno.test("MoE layouts: expert parallelism is searched for a mixture-of-experts model, and refused for a dense one", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
+  const moeCommon = `${dir}/qwen3_moe.yaml`;
+  Deno.writeTextFileSync(
+    moeCommon,
+    Deno.readTextFileSync(CHAT).replace("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-30B-A3B"),
+  );
+  const request = {
+    targetRate: 30,
+    slos: SLOS,
+    devices: ["H100_SXM_80G"],
+    tpSizes: [1, 2],
+    parallel: ["tp", "tp-ep", "dp-ep"] as const,
+    maxDevices: 8,
+  };
+  const moe = planDeployments({ ...request, commonFile: moeCommon });
+  // TP 1 once (every layout of one device is the same), TP 2 in all three layouts.
+  assert.deepEqual(moe.candidates.map((c) => `${c.parallel}${c.tp}`), ["tp1", "tp2", "tp-ep2", "dp-ep2"]);
+  const dpEp = moe.ranked.find((c) => c.parallel === "dp-ep");
+  assert.ok(dpEp, "dp-ep planned");
+  const files = planFiles({ ...moe, ranked: [dpEp] }, dir);
+  for (const [name, text] of Object.entries(files)) Deno.writeTextFileSync(`${dir}/${name}`, text);
+  assert.match(files["deployment.yaml"], /tp_size: 1\n +dp_size: 2\n +ep_size: 2\n +moe_tp_size: 1/);
+  const run = runCheckTask([`${dir}/scenario.yaml`]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /^PASS {2}planned-h100_sxm_80g-dp-ep2 /);
+  const dense = planDeployments({ ...request, commonFile: CHAT, tpSizes: [2] });
+  const refused = dense.candidates.filter((c) => c.kind === "infeasible");
+  assert.deepEqual(refused.map((c) => c.parallel), ["tp-ep", "dp-ep"]);
+  for (const c of refused) {
+    assert.match(c.kind === "infeasible" ? c.reason : "", /expert parallelism needs a mixture-of-experts model/);
+  }
+});

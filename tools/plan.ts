@@ -16,6 +16,7 @@ import { progressBar } from "../cli_progress.ts";
 import { planChartSpec } from "../core/planner/chart.ts";
 import { assemblePlan, candidateList, deploymentYaml, planShard, settingLines } from "../core/planner/planner.ts";
 import type {
+  ParallelKind,
   PlannedCandidate,
   PlanRequest,
   PlanResult,
@@ -47,6 +48,8 @@ and prints the Pareto front of tokens/s per device against tokens/s per user.
   --tp 1,2,…               tensor-parallel sizes, devices per instance (default 1,2,4,8)
   --max_devices N          the most devices a deployment may use (default 64)
   --topology agg,disagg    aggregated and/or prefill/decode disaggregated (default agg)
+  --parallel tp,tp-ep,…    layouts of an instance's devices: tp; for MoE models also tp-ep (TP
+                           attention, experts by EP) and dp-ep (DP attention, EP experts)
   --max_num_seqs A,B,…     batch-size limits to try (default: the common file's)
   --max_tokens_budget A,…  token budgets per step to try (default: the common file's)
   --quantization A,B,…     quantize_linear_action values to try (DISABLED, W8A8_DYNAMIC, …)
@@ -78,6 +81,7 @@ const OPTIONS = [
   "--max_num_seqs",
   "--max_tokens_budget",
   "--quantization",
+  "--parallel",
 ];
 
 /** `ttft.p99<=2` as a key and a bound expression, or why not. */
@@ -178,6 +182,10 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
   }
   const quant = opt("--quantization");
   if (quant !== undefined) settings["model_config.quantize_linear_action"] = quant.split(",").map((q) => q.trim());
+  const kinds = (opt("--parallel") ?? "tp").split(",").map((k) => k.trim());
+  for (const k of kinds) {
+    if (k !== "tp" && k !== "tp-ep" && k !== "dp-ep") return bad(`--parallel: expected tp, tp-ep or dp-ep, got '${k}'`);
+  }
   const maxDevices = count("--max_devices", 64);
   const seeds = count("--seeds", 1);
   for (const v of [maxDevices, seeds]) if (typeof v === "string") return bad(v);
@@ -191,6 +199,7 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
       devices,
       tpSizes,
       topologies: topologies as Topology[],
+      ...(kinds.length !== 1 || kinds[0] !== "tp" ? { parallel: kinds as ParallelKind[] } : {}),
       ...(Object.keys(settings).length ? { settings } : {}),
       maxDevices: maxDevices as number,
       ...(prices ? { prices } : {}),
@@ -338,10 +347,12 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
   const q = r.request;
   const priced = r.ranked.some((c) => c.costPerHour !== undefined);
   const varied = r.candidates.some((c) => Object.keys(c.settings).length > 0);
+  const layouts = r.candidates.some((c) => c.parallel !== "tp");
   const head = [
     "rank",
     "device",
     "tp",
+    ...(layouts ? ["layout"] : []),
     "topology",
     ...(varied ? ["settings"] : []),
     "instances",
@@ -356,6 +367,7 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     String(i + 1),
     c.device,
     String(c.tp),
+    ...(layouts ? [c.parallel] : []),
     c.topology,
     ...(varied ? [settingsCell(c.settings)] : []),
     instancesCell(c),
@@ -379,10 +391,20 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     lines.push(
       ...alignColumns(
         [
-          ["device", "tp", "topology", ...(varied ? ["settings"] : []), "instances", "tok/s/device", "tok/s/user"],
+          [
+            "device",
+            "tp",
+            ...(layouts ? ["layout"] : []),
+            "topology",
+            ...(varied ? ["settings"] : []),
+            "instances",
+            "tok/s/device",
+            "tok/s/user",
+          ],
           ...front.map((c) => [
             c.device,
             String(c.tp),
+            ...(layouts ? [c.parallel] : []),
             c.topology,
             ...(varied ? [settingsCell(c.settings)] : []),
             instancesCell(c),
@@ -399,7 +421,7 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     lines.push("", "Not planned:");
     for (const c of others) {
       lines.push(
-        `  ${c.device} tp ${c.tp} ${c.topology}${
+        `  ${c.device} ${c.parallel === "tp" ? "tp" : `${c.parallel} ×`} ${c.tp} ${c.topology}${
           Object.keys(c.settings).length ? ` ${settingsCell(c.settings)}` : ""
         }: ${c.kind === "fails" ? `fails with ${c.instances} instances: ` : ""}${c.reason}`,
       );
@@ -415,7 +437,9 @@ export function planFiles(r: PlanResult, outDir: string): Record<string, string>
   const q = r.request;
   const commonRel = relative(resolve(outDir), q.commonFile) || q.commonFile;
   const scenario = [
-    `name: planned-${best.device.toLowerCase()}-tp${best.tp}${best.topology === "disagg" ? "-disagg" : ""}`,
+    `name: planned-${best.device.toLowerCase()}-${best.parallel}${best.tp}${
+      best.topology === "disagg" ? "-disagg" : ""
+    }`,
     "description: >",
     `  Written by deno task plan: ${
       best.topology === "disagg" ? `${best.prefill} prefill + ${best.decode} decode` : best.instances

@@ -20,6 +20,7 @@ export type {
   CandidateOutcome,
   FailingCandidate,
   InfeasibleCandidate,
+  ParallelKind,
   PlannedCandidate,
   PlanRequest,
   PlanResult,

@@ -27,6 +27,24 @@ import type { RunOutput } from "../run.ts";
 /** Aggregated serving (every instance prefills and decodes) or prefill/decode disaggregated. */
 export type Topology = "agg" | "disagg";
 
+/**
+ * How an instance of W devices splits the model: `tp` tensor parallelism
+ * throughout (experts split by TP); `tp-ep` TP attention with the experts
+ * spread by expert parallelism (ep_size W); `dp-ep` data-parallel attention
+ * (W engines of one device each) with expert parallelism over all W, as
+ * DeepSeek serves. The EP layouts apply to mixture-of-experts models only.
+ */
+export type ParallelKind = "tp" | "tp-ep" | "dp-ep";
+
+/** The parallel_config lines of an instance of `devices` devices laid out as `kind`. */
+function parallelLines(devices: number, kind: ParallelKind): string[] {
+  const lines = ["    parallel_config:"];
+  if (kind === "dp-ep") lines.push("      tp_size: 1", `      dp_size: ${devices}`);
+  else lines.push(`      tp_size: ${devices}`);
+  if (kind !== "tp") lines.push(`      ep_size: ${devices}`, "      moe_tp_size: 1");
+  return lines;
+}
+
 /** One SLO: a metric key of the scenario language and its bound, e.g. `ttft.p99` and `<= 2`. */
 export interface PlanSlo {
   /** Metric key (`ttft.p99`, `tpot.p99`, `e2e.p90`, …). */
@@ -47,6 +65,8 @@ export interface PlanRequest {
   readonly devices: readonly string[];
   /** Tensor-parallel sizes to consider (devices per instance). */
   readonly tpSizes: readonly number[];
+  /** Parallel layouts to consider (default `tp` only; the EP layouts for MoE models). */
+  readonly parallel?: readonly ParallelKind[];
   /** Aggregated, and/or disaggregated prefill and decode groups (default aggregated only). */
   readonly topologies?: readonly Topology[];
   /**
@@ -69,8 +89,10 @@ export interface InfeasibleCandidate {
   readonly kind: "infeasible";
   /** Device type. */
   readonly device: string;
-  /** Tensor-parallel size (devices per instance). */
+  /** Devices per instance (the tensor-parallel size with the `tp` layout). */
   readonly tp: number;
+  /** How an instance's devices split the model. */
+  readonly parallel: ParallelKind;
   /** Aggregated or disaggregated. */
   readonly topology: Topology;
   /** The settings tried, by key path (empty without a settings grid). */
@@ -85,8 +107,10 @@ export interface FailingCandidate {
   readonly kind: "fails";
   /** Device type. */
   readonly device: string;
-  /** Tensor-parallel size (devices per instance). */
+  /** Devices per instance (the tensor-parallel size with the `tp` layout). */
   readonly tp: number;
+  /** How an instance's devices split the model. */
+  readonly parallel: ParallelKind;
   /** Aggregated or disaggregated. */
   readonly topology: Topology;
   /** The settings tried, by key path (empty without a settings grid). */
@@ -103,8 +127,10 @@ export interface PlannedCandidate {
   readonly kind: "planned";
   /** Device type. */
   readonly device: string;
-  /** Tensor-parallel size (devices per instance). */
+  /** Devices per instance (the tensor-parallel size with the `tp` layout). */
   readonly tp: number;
+  /** How an instance's devices split the model. */
+  readonly parallel: ParallelKind;
   /** Aggregated or disaggregated. */
   readonly topology: Topology;
   /** The settings tried, by key path (empty without a settings grid). */
@@ -151,7 +177,13 @@ export interface PlanResult {
 }
 
 /** The instance file of a disaggregated candidate: `prefill` prefill and `decode` decode instances. */
-export function disaggYaml(device: string, tp: number, prefill: number, decode: number): string {
+export function disaggYaml(
+  device: string,
+  tp: number,
+  prefill: number,
+  decode: number,
+  parallel: ParallelKind = "tp",
+): string {
   // The KV cache moves from prefill to decode over each device's scale-out NIC (RDMA), at the share of link
   // bandwidth the device's collectives achieve: the catalog's figures, not upstream's 4 GB/s × 0.5 default.
   const spec = Object.hasOwn(DEVICE_CATALOG, device) ? DEVICE_CATALOG[device] : undefined;
@@ -168,8 +200,7 @@ export function disaggYaml(device: string, tp: number, prefill: number, decode: 
     `    device_type: ${device}`,
     `    pd_role: ${role}`,
     `    name: ${role}`,
-    "    parallel_config:",
-    `      tp_size: ${tp}`,
+    ...parallelLines(tp, parallel),
     ...link,
   ];
   return ["instance_groups:", ...group("prefill", prefill), ...group("decode", decode), ""].join("\n");
@@ -178,21 +209,20 @@ export function disaggYaml(device: string, tp: number, prefill: number, decode: 
 /** The instance file of a planned candidate. */
 export function deploymentYaml(c: PlannedCandidate): string {
   return c.topology === "disagg"
-    ? disaggYaml(c.device, c.tp, c.prefill, c.decode)
-    : instanceYaml(c.device, c.tp, c.instances);
+    ? disaggYaml(c.device, c.tp, c.prefill, c.decode, c.parallel)
+    : instanceYaml(c.device, c.tp, c.instances, c.parallel);
 }
 
 /** The instance file of an aggregated candidate with `instances` instances. */
-export function instanceYaml(device: string, tp: number, instances: number): string {
+export function instanceYaml(device: string, tp: number, instances: number, parallel: ParallelKind = "tp"): string {
   return [
     "instance_groups:",
     `  - num_instances: ${instances}`,
     `    num_devices_per_instance: ${tp}`,
     `    device_type: ${device}`,
     "    pd_role: both",
-    `    name: ${device.toLowerCase()}_tp${tp}`,
-    "    parallel_config:",
-    `      tp_size: ${tp}`,
+    `    name: ${device.toLowerCase()}_${parallel === "tp" ? "tp" : `${parallel}`}${tp}`,
+    ...parallelLines(tp, parallel),
     "",
   ].join("\n");
 }
@@ -218,8 +248,11 @@ function feasibility(
   fs: FileSystem,
 ): SimulationPlan | string {
   const { device, tp } = id;
-  const inst = new YamlSource(`(candidate ${device} tp${tp})`, instanceYaml(device, tp, 1));
+  const inst = new YamlSource(`(candidate ${device} tp${tp})`, instanceYaml(device, tp, 1, id.parallel));
   const cfg = loadConfigSources([inst], common, fs); // the user's common file: its errors propagate
+  if (id.parallel !== "tp" && !cfg.model.moe) {
+    return `${id.parallel}: expert parallelism needs a mixture-of-experts model`;
+  }
   const layout = resolveLayout(cfg.model, cfg.groups[0].config.parallel_config, tp);
   if (layout.kind === "violations") return layout.violations.map((v) => `${v.key} ${v.message}`).join("; ");
   try {
@@ -229,7 +262,7 @@ function feasibility(
     const text = [
       "name: feasibility",
       "instances:",
-      ...instanceYaml(device, tp, 1).trimEnd().split("\n").map((l) => `  ${l}`),
+      ...instanceYaml(device, tp, 1, id.parallel).trimEnd().split("\n").map((l) => `  ${l}`),
       `common_config: ${JSON.stringify(req.commonFile)}`,
       "overrides:",
       ...settingLines(id.settings),
@@ -250,7 +283,7 @@ function feasibility(
 /** Where a candidate's scenarios live (in memory, beside the common file so that its relative paths resolve). */
 function virtualScenario(req: PlanRequest, id: CandidateId): string {
   const settings = Object.values(id.settings).join("-");
-  return `${req.commonFile.replace(/[^/]*$/, "")}.plan-${id.device}-tp${id.tp}-${id.topology}${
+  return `${req.commonFile.replace(/[^/]*$/, "")}.plan-${id.device}-${id.parallel}${id.tp}-${id.topology}${
     settings ? `-${settings}` : ""
   }.yaml`;
 }
@@ -312,7 +345,7 @@ function searchScenario(req: PlanRequest, id: CandidateId, grid: readonly number
   return [
     `name: plan-${id.device.toLowerCase()}-tp${id.tp}`,
     "instances:",
-    ...instanceYaml(id.device, id.tp, grid[0]).trimEnd().split("\n").map((l) => `  ${l}`),
+    ...instanceYaml(id.device, id.tp, grid[0], id.parallel).trimEnd().split("\n").map((l) => `  ${l}`),
     `common_config: ${JSON.stringify(req.commonFile)}`,
     "overrides:",
     `  load_gen.request_rate: ${req.targetRate}`,
@@ -395,9 +428,13 @@ export function candidateList(req: PlanRequest): CandidateId[] {
     (acc, [key, values]) => acc.flatMap((s) => values.map((v) => ({ ...s, [key]: v }))),
     [{}],
   );
+  const kinds = req.parallel ?? ["tp"];
   return req.devices.flatMap((device) =>
     req.tpSizes.flatMap((tp) =>
-      topologies.flatMap((topology) => grid.map((settings) => ({ device, tp, topology, settings })))
+      // On one device every layout is the same: only tp.
+      kinds.filter((k) => tp > 1 || k === "tp").flatMap((parallel) =>
+        topologies.flatMap((topology) => grid.map((settings) => ({ device, tp, parallel, topology, settings })))
+      )
     )
   );
 }
@@ -453,7 +490,8 @@ export function assemblePlan(
   const marked = ordered.map((o) => (o.kind === "planned" ? { ...o, pareto: front.includes(o) } : o));
   const ranked = marked.filter((o): o is PlannedCandidate => o.kind === "planned").sort((a, b) =>
     (a.costPerHour ?? a.devices) - (b.costPerHour ?? b.devices) || b.tokensPerDevice - a.tokensPerDevice ||
-    a.device.localeCompare(b.device) || a.tp - b.tp || a.topology.localeCompare(b.topology) ||
+    a.device.localeCompare(b.device) || a.tp - b.tp || a.parallel.localeCompare(b.parallel) ||
+    a.topology.localeCompare(b.topology) ||
     JSON.stringify(a.settings).localeCompare(JSON.stringify(b.settings))
   );
   return { request: req, ranked, candidates: marked };
@@ -485,6 +523,8 @@ export interface CandidateId {
   readonly device: string;
   /** Tensor-parallel size (devices per instance). */
   readonly tp: number;
+  /** How an instance's devices split the model. */
+  readonly parallel: ParallelKind;
   /** Aggregated or disaggregated. */
   readonly topology: Topology;
   /** Common-file settings by key path (see {@link PlanRequest.settings}). */
@@ -643,7 +683,7 @@ function disaggScenario(req: PlanRequest, id: CandidateId, prefill: number, deco
   return [
     `name: plan-${id.device.toLowerCase()}-tp${id.tp}-disagg`,
     "instances:",
-    ...disaggYaml(id.device, id.tp, prefill, decode).trimEnd().split("\n").map((l) => `  ${l}`),
+    ...disaggYaml(id.device, id.tp, prefill, decode, id.parallel).trimEnd().split("\n").map((l) => `  ${l}`),
     `common_config: ${JSON.stringify(req.commonFile)}`,
     "overrides:",
     `  load_gen.request_rate: ${req.targetRate}`,
