@@ -348,14 +348,26 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
   const priced = r.ranked.some((c) => c.costPerHour !== undefined);
   const varied = r.candidates.some((c) => Object.keys(c.settings).length > 0);
   const layouts = r.candidates.some((c) => c.parallel !== "tp");
-  const head = [
-    "rank",
+  // What tells candidates apart: the layout and settings columns only when the search varied them.
+  const idHead = [
     "device",
     "tp",
     ...(layouts ? ["layout"] : []),
     "topology",
     ...(varied ? ["settings"] : []),
     "instances",
+  ];
+  const idCells = (c: PlannedCandidate) => [
+    c.device,
+    String(c.tp),
+    ...(layouts ? [c.parallel] : []),
+    c.topology,
+    ...(varied ? [settingsCell(c.settings)] : []),
+    instancesCell(c),
+  ];
+  const head = [
+    "rank",
+    ...idHead,
     "devices",
     ...(priced ? ["$/hour"] : []),
     "tok/s/device",
@@ -365,12 +377,7 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
   ];
   const rows = r.ranked.slice(0, top).map((c, i) => [
     String(i + 1),
-    c.device,
-    String(c.tp),
-    ...(layouts ? [c.parallel] : []),
-    c.topology,
-    ...(varied ? [settingsCell(c.settings)] : []),
-    instancesCell(c),
+    ...idCells(c),
     String(c.devices),
     ...(priced ? [c.costPerHour !== undefined ? c.costPerHour.toFixed(2) : "-"] : []),
     c.tokensPerDevice.toFixed(0),
@@ -391,23 +398,9 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     lines.push(
       ...alignColumns(
         [
-          [
-            "device",
-            "tp",
-            ...(layouts ? ["layout"] : []),
-            "topology",
-            ...(varied ? ["settings"] : []),
-            "instances",
-            "tok/s/device",
-            "tok/s/user",
-          ],
+          [...idHead, "tok/s/device", "tok/s/user"],
           ...front.map((c) => [
-            c.device,
-            String(c.tp),
-            ...(layouts ? [c.parallel] : []),
-            c.topology,
-            ...(varied ? [settingsCell(c.settings)] : []),
-            instancesCell(c),
+            ...idCells(c),
             c.tokensPerDevice.toFixed(0),
             c.tokensPerUser.toFixed(1),
           ]),

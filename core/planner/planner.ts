@@ -84,37 +84,17 @@ export interface PlanRequest {
 }
 
 /** A candidate that cannot serve the model, and why (found without simulating it). */
-export interface InfeasibleCandidate {
+export interface InfeasibleCandidate extends CandidateId {
   /** Discriminant. */
   readonly kind: "infeasible";
-  /** Device type. */
-  readonly device: string;
-  /** Devices per instance (the tensor-parallel size with the `tp` layout). */
-  readonly tp: number;
-  /** How an instance's devices split the model. */
-  readonly parallel: ParallelKind;
-  /** Aggregated or disaggregated. */
-  readonly topology: Topology;
-  /** The settings tried, by key path (empty without a settings grid). */
-  readonly settings: Readonly<Record<string, number | string>>;
   /** Why: the model does not fit, the layout does not divide it, … */
   readonly reason: string;
 }
 
 /** A candidate that cannot meet the SLOs at the target rate within `maxDevices`. */
-export interface FailingCandidate {
+export interface FailingCandidate extends CandidateId {
   /** Discriminant. */
   readonly kind: "fails";
-  /** Device type. */
-  readonly device: string;
-  /** Devices per instance (the tensor-parallel size with the `tp` layout). */
-  readonly tp: number;
-  /** How an instance's devices split the model. */
-  readonly parallel: ParallelKind;
-  /** Aggregated or disaggregated. */
-  readonly topology: Topology;
-  /** The settings tried, by key path (empty without a settings grid). */
-  readonly settings: Readonly<Record<string, number | string>>;
   /** The most instances tried. */
   readonly instances: number;
   /** What they missed. */
@@ -122,19 +102,9 @@ export interface FailingCandidate {
 }
 
 /** A candidate's fewest instances meeting the SLOs, and its figures there. */
-export interface PlannedCandidate {
+export interface PlannedCandidate extends CandidateId {
   /** Discriminant. */
   readonly kind: "planned";
-  /** Device type. */
-  readonly device: string;
-  /** Devices per instance (the tensor-parallel size with the `tp` layout). */
-  readonly tp: number;
-  /** How an instance's devices split the model. */
-  readonly parallel: ParallelKind;
-  /** Aggregated or disaggregated. */
-  readonly topology: Topology;
-  /** The settings tried, by key path (empty without a settings grid). */
-  readonly settings: Readonly<Record<string, number | string>>;
   /** Fewest instances that keep up and meet every SLO (prefill and decode together when disaggregated). */
   readonly instances: number;
   /** Disaggregated: the prefill instances (0 when aggregated). */
