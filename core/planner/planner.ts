@@ -20,6 +20,7 @@ import { resolveLayout } from "../config/layout.ts";
 import type { SimulationPlan } from "../config/plan.ts";
 import { decodeBatch, prefillBatch } from "../hardware/batch.ts";
 import { DEVICE_CATALOG } from "../hardware/devices.ts";
+import { meanLength } from "../workload/lengths.ts";
 import { loadScenario, resolveMetric, runScenario, scenarioSources } from "../scenario/mod.ts";
 import type { ScenarioResult } from "../scenario/mod.ts";
 import type { RunOutput } from "../run.ts";
@@ -298,10 +299,12 @@ export interface RateBounds {
 export function rateBounds(plan: SimulationPlan): RateBounds {
   const g = plan.groups[0];
   const w = plan.input.workload;
-  const mean = (d: typeof w.input) =>
-    d.dist === "fixed" ? d.value : d.dist === "uniform" ? (d.min + d.max) / 2 : "mean" in d ? d.mean : 1024;
-  const input = Math.max(1, Math.round(mean(w.input)));
-  const output = Math.max(1, Math.round(mean(w.output)));
+  // The mean lengths, over the request classes by weight when there are several.
+  const classes = w.classes ?? [{ weight: 1, input: w.input, output: w.output }];
+  const total = classes.reduce((a, c) => a + c.weight, 0);
+  const mean = (k: "input" | "output") => classes.reduce((a, c) => a + c.weight * meanLength(c[k]), 0) / total;
+  const input = Math.max(1, Math.round(mean("input")));
+  const output = Math.max(1, Math.round(mean("output")));
   const budget = g.serving.serving.max_tokens_budget;
   const seqs = Math.max(1, Math.min(g.serving.serving.max_num_seqs, Math.floor(g.memory.kvTokens / (input + output))));
   const prefill = g.cost.stepTime(prefillBatch(Math.min(input, budget))) * Math.ceil(input / budget);
