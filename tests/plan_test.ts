@@ -117,6 +117,12 @@ Deno.test("deno task plan: bad arguments are one line and exit 2", async () => {
     ],
     [["--common_config_path", "nope.yaml", "--target_rate", "5", "--slo", "ttft.p99<=1"], /^nope\.yaml: cannot read/],
   ];
+  const aFile = `${Deno.makeTempDirSync({ prefix: "servingcast-plan-" })}/file`;
+  Deno.writeTextFileSync(aFile, "");
+  cases.push([
+    ["--common_config_path", CHAT, "--target_rate", "5", "--slo", "ttft.p99<=1", "--out", aFile],
+    /^plan: --out: .*file is not a folder/,
+  ]);
   for (const [args, want] of cases) {
     const r = await captureTaskAsync(runPlan, args);
     assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);

@@ -13,6 +13,7 @@ import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
 import { alignColumns } from "../core/report/columns.ts";
 import { renderSvg } from "../core/report/svg.ts";
 import { progressBar } from "../cli_progress.ts";
+import { outputDirProblem, OutputError, writeFor } from "../cli_output.ts";
 import { planChartSpec } from "../core/planner/chart.ts";
 import { assemblePlan, candidateList, deploymentYaml, planShard, settingLines } from "../core/planner/planner.ts";
 import type {
@@ -123,12 +124,16 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
   };
   const top = count("--top", 10);
   if (typeof top === "string") return bad(top);
+  // The output folder is checked before any simulation, and a write that still fails is one line, exit 2.
+  const outDir = opt("--out") ?? opt("--merge");
+  const outProblem = outDir === undefined ? undefined : outputDirProblem("--out", outDir);
+  if (outProblem) return bad(outProblem);
   const mergeDir = opt("--merge");
   if (mergeDir !== undefined) {
     try {
       return await finish(mergeShards(mergeDir), top, opt("--out") ?? mergeDir, io);
     } catch (e) {
-      if (!(e instanceof InputError)) throw e;
+      if (!(e instanceof InputError || e instanceof OutputError)) throw e;
       io.err(e.message);
       return 2;
     }
@@ -220,8 +225,10 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
     const out = opt("--out");
     if (shard.count > 1 && out) {
       const file = `${out}/${shardFileName(shard)}`;
-      Deno.mkdirSync(out, { recursive: true });
-      Deno.writeTextFileSync(file, JSON.stringify(part, finite) + "\n");
+      writeFor("--out", file, () => {
+        Deno.mkdirSync(out, { recursive: true });
+        Deno.writeTextFileSync(file, JSON.stringify(part, finite) + "\n");
+      });
       io.out(
         `planned ${part.outcomes.length} of ${
           candidateList(request).length
@@ -232,7 +239,7 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
     }
     return await finish(assemblePlan(request, part.outcomes), top, out, io);
   } catch (e) {
-    if (!(e instanceof InputError)) throw e;
+    if (!(e instanceof InputError || e instanceof OutputError)) throw e;
     io.err(e.message);
     return 2;
   }
@@ -250,10 +257,10 @@ function shardFileName(s: PlanShard): string {
 async function finish(result: PlanResult, top: number, out: string | undefined, io: TaskOutput): Promise<number> {
   for (const line of formatPlan(result, top)) io.out(line);
   if (out && result.ranked.length) {
-    Deno.mkdirSync(out, { recursive: true });
     const files = { ...planFiles(result, out), "pareto.svg": await renderSvg(planChartSpec(result)) };
+    writeFor("--out", out, () => Deno.mkdirSync(out, { recursive: true }));
     for (const [name, text] of Object.entries(files)) {
-      Deno.writeTextFileSync(`${out}/${name}`, text);
+      writeFor("--out", `${out}/${name}`, () => Deno.writeTextFileSync(`${out}/${name}`, text));
       io.out(`wrote ${out}/${name}`);
     }
   }
