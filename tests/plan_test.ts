@@ -132,7 +132,7 @@ Deno.test("deno task plan: bad arguments are one line and exit 2", async () => {
   assert.deepEqual(parseSlo("tpot.p99 < 0.05"), { key: "tpot.p99", bound: "< 0.05" });
 });
 
-Deno.test("a search split into 4 shards and merged prints and writes the unsharded plan byte for byte", async () => {
+Deno.test("a search split into 4 shards and merged, or run on Web Workers, prints and writes the in-process plan byte for byte", async () => {
   const base = [
     "--common_config_path",
     CHAT,
@@ -149,10 +149,17 @@ Deno.test("a search split into 4 shards and merged prints and writes the unshard
   ];
   const whole = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
   const split = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
-  const unsharded = await captureTaskAsync(runPlan, [...base, "--out", whole]);
+  const workers = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
+  const unsharded = await captureTaskAsync(runPlan, [...base, "--workers", "1", "--out", whole]);
+  // On Web Workers (two, each planning every other candidate) the plan is the same, byte for byte.
+  const parallel = await captureTaskAsync(runPlan, [...base, "--workers", "2", "--out", workers]);
+  assert.equal(parallel.stdout.replaceAll(workers, "DIR"), unsharded.stdout.replaceAll(whole, "DIR"));
+  for (const f of ["plan.json", "pareto.svg"]) {
+    assert.equal(Deno.readTextFileSync(`${workers}/${f}`), Deno.readTextFileSync(`${whole}/${f}`), f);
+  }
   assert.equal(unsharded.code, 0, unsharded.stderr);
   for (let i = 0; i < 4; i++) {
-    const r = await captureTaskAsync(runPlan, [...base, "--shard", `${i}/4`, "--out", split]);
+    const r = await captureTaskAsync(runPlan, [...base, "--workers", "1", "--shard", `${i}/4`, "--out", split]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`^planned [12] of 6 candidates \\(shard ${i}/4\\)$`, "m"));
   }
@@ -277,6 +284,8 @@ Deno.test("a grid of batch limits and quantizations: each combination is a candi
     "32,256",
     "--quantization",
     "DISABLED,W8A8_DYNAMIC,NOPE",
+    "--workers",
+    "1",
     "--out",
     dir,
   ]);

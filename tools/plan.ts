@@ -13,6 +13,7 @@ import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
 import { alignColumns } from "../core/report/columns.ts";
 import { renderSvg } from "../core/report/svg.ts";
 import { progressBar } from "../cli_progress.ts";
+import { planInWorkers } from "../core/planner/parallel.ts";
 import { outputDirProblem, OutputError, writeFor } from "../cli_output.ts";
 import { planChartSpec } from "../core/planner/chart.ts";
 import { assemblePlan, candidateList, deploymentYaml, planShard, settingLines } from "../core/planner/planner.ts";
@@ -56,6 +57,7 @@ and prints the Pareto front of tokens/s per device against tokens/s per user.
   --quantization A,B,…     quantize_linear_action values to try (DISABLED, W8A8_DYNAMIC, …)
   --prices FILE            price per device-hour by device type
   --seeds N                seeds per simulated point (default 1)
+  --workers N              plan candidates on N Web Workers (default: one per core; 1: in this process)
   --top N                  rows of the ranked table (default 10)
   --out DIR                write plan.json, deployment.yaml, scenario.yaml and pareto.svg there
   --shard I/N              plan the I-th of N shares of the candidates (0 ≤ I < N) and write
@@ -83,6 +85,7 @@ const OPTIONS = [
   "--max_tokens_budget",
   "--quantization",
   "--parallel",
+  "--workers",
 ];
 
 /** `ttft.p99<=2` as a key and a bound expression, or why not. */
@@ -191,6 +194,8 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
   for (const k of kinds) {
     if (k !== "tp" && k !== "tp-ep" && k !== "dp-ep") return bad(`--parallel: expected tp, tp-ep or dp-ep, got '${k}'`);
   }
+  const workers = count("--workers", Math.max(1, navigator.hardwareConcurrency || 1));
+  if (typeof workers === "string") return bad(workers);
   const maxDevices = count("--max_devices", 64);
   const seeds = count("--seeds", 1);
   for (const v of [maxDevices, seeds]) if (typeof v === "string") return bad(v);
@@ -218,7 +223,9 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
     });
     let part: ShardOutcome;
     try {
-      part = planShard(request, shard, denoFileSystem, progress.onProgress);
+      part = workers > 1
+        ? await planInWorkers(request, shard, workers, progress.onProgress)
+        : planShard(request, shard, denoFileSystem, progress.onProgress);
     } finally {
       progress.stop();
     }

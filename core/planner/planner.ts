@@ -470,6 +470,14 @@ export function assemblePlan(
   return { request: req, ranked, candidates: marked };
 }
 
+/**
+ * Plans one candidate of `req` (as {@link candidateList} gives it): what a
+ * worker of {@link planInWorkers} does for each of its candidates.
+ */
+export function planCandidateAt(req: PlanRequest, id: CandidateId, fs: FileSystem = denoFileSystem): CandidateOutcome {
+  return planCandidate(req, id, readYaml(req.commonFile, fs), fs);
+}
+
 /** One candidate: feasibility, the cost-model bound, then the simulated search. */
 function planCandidate(req: PlanRequest, id: CandidateId, common: YamlSource, fs: FileSystem): CandidateOutcome {
   const { tp, topology } = id;
