@@ -117,6 +117,21 @@ Deno.test("deno task plan: bad arguments are one line and exit 2", async () => {
     ],
     [["--common_config_path", "nope.yaml", "--target_rate", "5", "--slo", "ttft.p99<=1"], /^nope\.yaml: cannot read/],
   ];
+  const ok = ["--common_config_path", CHAT, "--target_rate", "5", "--slo", "ttft.p99<=1"];
+  cases.push(
+    [[...ok, "--quantization", "DISABLED,NOPE"], /^plan: --quantization: expected some of DISABLED, .*got 'NOPE'/],
+    [[...ok, "--slo", "ttft.p99<=2"], /^plan: --slo: ttft\.p99 is given twice/],
+    [
+      ["--common_config_path", CHAT, "--target_rate", "5", "--slo", "ttft.p99<=abc"],
+      /expected a number after <=, got 'abc'/,
+    ],
+  );
+  const prices = `${Deno.makeTempDirSync({ prefix: "servingcast-plan-" })}/prices.yaml`;
+  Deno.writeTextFileSync(prices, "H100_SXM_80G: 2\n");
+  cases.push([[...ok, "--devices", "H100_SXM_80G,H200_SXM_141G", "--prices", prices], /no price for H200_SXM_141G/]);
+  const shards = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
+  Deno.writeTextFileSync(`${shards}/plan.shard-0-of-1.json`, "{}");
+  cases.push([["--merge", shards], /plan\.shard-0-of-1\.json: not a plan shard: expected request, shard and outcomes/]);
   const aFile = `${Deno.makeTempDirSync({ prefix: "servingcast-plan-" })}/file`;
   Deno.writeTextFileSync(aFile, "");
   cases.push([
@@ -283,7 +298,7 @@ Deno.test("a grid of batch limits and quantizations: each combination is a candi
     "--max_num_seqs",
     "32,256",
     "--quantization",
-    "DISABLED,W8A8_DYNAMIC,NOPE",
+    "DISABLED,W8A8_DYNAMIC",
     "--workers",
     "1",
     "--out",
@@ -291,10 +306,8 @@ Deno.test("a grid of batch limits and quantizations: each combination is a candi
   ]);
   assert.equal(r.code, 0, r.stderr);
   const plan = JSON.parse(Deno.readTextFileSync(`${dir}/plan.json`));
-  assert.equal(plan.candidates.length, 6);
+  assert.equal(plan.candidates.length, 4);
   assert.equal(plan.ranked.length, 4);
-  // An unknown quantization is that candidate's reason, not an error of the run.
-  assert.match(r.stdout, /^ {2}H100_SXM_80G tp 1 agg seqs=32 quant=NOPE: .*quantize_linear_action/m);
   // W8A8 weights halve the bytes a decode step reads: fewer instances than BF16 at the same batch limit.
   const at = (seqs: number, quant: string) =>
     plan.ranked.find((c: { settings: Record<string, unknown> }) =>
@@ -340,4 +353,35 @@ Deno.test("MoE layouts: expert parallelism is searched for a mixture-of-experts 
   for (const c of refused) {
     assert.match(c.kind === "infeasible" ? c.reason : "", /expert parallelism needs a mixture-of-experts model/);
   }
+});
+
+Deno.test("a synthetic workload's rate is its arrival rate; disaggregated counts stay within max_devices; MoE experts split by TP", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
+  Deno.writeTextFileSync(
+    `${dir}/syn.yaml`,
+    `model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
+load_gen:
+  load_gen_type: synthetic
+  num_requests: 200
+  arrival: {process: poisson, request_rate: 1.0}
+  input_tokens: {dist: uniform, min: 256, max: 1024}
+  output_tokens: {dist: fixed, value: 64}
+`,
+  );
+  const base = { slos: SLOS, devices: ["H100_SXM_80G"], tpSizes: [1] };
+  const syn = planDeployments({ ...base, commonFile: `${dir}/syn.yaml`, targetRate: 30, maxDevices: 8 });
+  assert.equal(syn.ranked.length, 1, JSON.stringify(syn.candidates));
+  assert.match(planFiles(syn, dir)["scenario.yaml"], /^ {2}load_gen\.arrival\.request_rate: 30$/m);
+  // Disaggregated within 2 devices: 1 prefill + 1 decode at most, so 45 req/s fails rather than planning 4 devices.
+  const pd = planDeployments({ ...base, commonFile: CHAT, targetRate: 45, maxDevices: 2, topologies: ["disagg"] });
+  assert.equal(pd.ranked.length, 0);
+  assert.equal(pd.candidates[0].kind, "fails");
+  const moeCommon = `${dir}/moe.yaml`;
+  Deno.writeTextFileSync(
+    moeCommon,
+    Deno.readTextFileSync(CHAT).replace("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-30B-A3B"),
+  );
+  const moe = planDeployments({ ...base, commonFile: moeCommon, targetRate: 10, tpSizes: [2], maxDevices: 8 });
+  assert.equal(moe.ranked[0]?.moe, true);
+  assert.match(planFiles(moe, dir)["deployment.yaml"], /tp_size: 2\n +moe_tp_size: 2\n/);
 });

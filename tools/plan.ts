@@ -16,7 +16,15 @@ import { progressBar } from "../cli_progress.ts";
 import { planInWorkers } from "../core/planner/parallel.ts";
 import { outputDirProblem, OutputError, writeFor } from "../cli_output.ts";
 import { planChartSpec } from "../core/planner/chart.ts";
-import { assemblePlan, candidateList, deploymentYaml, planShard, settingLines } from "../core/planner/planner.ts";
+import {
+  assemblePlan,
+  candidateList,
+  deploymentYaml,
+  planShard,
+  rateKey,
+  settingLines,
+} from "../core/planner/planner.ts";
+import { LINEAR_QUANT } from "../core/config/schema.ts";
 import type {
   ParallelKind,
   PlannedCandidate,
@@ -94,6 +102,10 @@ export function parseSlo(text: string): PlanSlo | string {
   if (!m) return `--slo '${text}': expected KEY OP BOUND, e.g. 'ttft.p99<=2'`;
   const [, key, op, value] = m;
   if (!resolveMetric(key)) return `--slo '${text}': unknown metric '${key}'`;
+  // A plain number: the planner compares against a bound, not an expression of other metrics.
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(value)) {
+    return `--slo '${text}': expected a number after ${op}, got '${value}'`;
+  }
   const bound = `${op} ${value}`;
   try {
     parseBound(bound);
@@ -159,6 +171,7 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
   for (const t of sloTexts) {
     const s = parseSlo(t);
     if (typeof s === "string") return bad(s);
+    if (slos.some((x) => x.key === s.key)) return bad(`--slo: ${s.key} is given twice`);
     slos.push(s);
   }
   const devices = (opt("--devices") ?? "H100_SXM_80G,H200_SXM_141G,MI300X_192G").split(",").map((d) => d.trim());
@@ -189,7 +202,14 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
     settings[key] = list;
   }
   const quant = opt("--quantization");
-  if (quant !== undefined) settings["model_config.quantize_linear_action"] = quant.split(",").map((q) => q.trim());
+  if (quant !== undefined) {
+    const list = quant.split(",").map((q) => q.trim());
+    const unknown = list.find((q) => !(LINEAR_QUANT as readonly string[]).includes(q));
+    if (unknown !== undefined) {
+      return bad(`--quantization: expected some of ${LINEAR_QUANT.join(", ")}, got '${unknown}'`);
+    }
+    settings["model_config.quantize_linear_action"] = list;
+  }
   const kinds = (opt("--parallel") ?? "tp").split(",").map((k) => k.trim());
   for (const k of kinds) {
     if (k !== "tp" && k !== "tp-ep" && k !== "dp-ep") return bad(`--parallel: expected tp, tp-ep or dp-ep, got '${k}'`);
@@ -202,6 +222,10 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
   try {
     readYaml(common, denoFileSystem); // a bad common file is reported as the user named it
     const prices = readPrices(opt("--prices"));
+    const unpriced = prices && devices.filter((d) => !Object.hasOwn(prices, d));
+    if (unpriced?.length) {
+      return bad(`--prices: no price for ${unpriced.join(", ")} (every device in --devices needs one)`);
+    }
     const request: PlanRequest = {
       commonFile: resolve(common),
       targetRate: rate,
@@ -289,11 +313,19 @@ export function mergeShards(dir: string): PlanResult {
   if (names.length === 0) throw new InputError({ file: dir }, "no plan.shard-I-of-N.json file to merge");
   const shards = names.map((name): ShardOutcome => {
     const file = `${dir}/${name}`;
+    let data: unknown;
     try {
-      return JSON.parse(Deno.readTextFileSync(file)) as ShardOutcome;
+      data = JSON.parse(Deno.readTextFileSync(file));
     } catch (e) {
       throw new InputError({ file }, `not a plan shard: ${e instanceof Error ? e.message : e}`);
     }
+    const d = data as Partial<ShardOutcome> | null;
+    const shape = d !== null && typeof d === "object" && typeof d.request === "object" && d.request !== null &&
+      Number.isSafeInteger(d.shard?.index) && Number.isSafeInteger(d.shard?.count) && Array.isArray(d.outcomes);
+    if (!shape) {
+      throw new InputError({ file }, "not a plan shard: expected request, shard and outcomes (written by --shard)");
+    }
+    return d as ShardOutcome;
   });
   const first = shards[0];
   const request = JSON.stringify(first.request);
@@ -456,13 +488,13 @@ export function planFiles(r: PlanResult, outDir: string): Record<string, string>
     "instance_config: deployment.yaml",
     `common_config: ${JSON.stringify(commonRel)}`,
     "overrides:",
-    `  load_gen.request_rate: ${q.targetRate}`,
+    `  ${rateKey(readYaml(q.commonFile, denoFileSystem))}: ${q.targetRate}`,
     ...(best.topology === "disagg" ? ["  model_config.enable_kv_transfer_modeling: true"] : []),
     ...settingLines(best.settings),
     ...((q.seeds ?? 1) > 1 ? [`seeds: ${q.seeds}`] : []),
     "expect:",
     ...q.slos.map((s) => `  ${s.key}: ${JSON.stringify(s.bound)}`),
-    `  keeps_up: "== 1"`,
+    ...(q.slos.some((s) => s.key === "keeps_up") ? [] : [`  keeps_up: "== 1"`]),
     "",
   ].join("\n");
   return {

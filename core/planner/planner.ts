@@ -37,12 +37,18 @@ export type Topology = "agg" | "disagg";
  */
 export type ParallelKind = "tp" | "tp-ep" | "dp-ep";
 
-/** The parallel_config lines of an instance of `devices` devices laid out as `kind`. */
-function parallelLines(devices: number, kind: ParallelKind): string[] {
+/**
+ * The parallel_config lines of an instance of `devices` devices laid out as
+ * `kind`; with `tp` the experts of a mixture-of-experts model are split by TP
+ * too (moe_tp_size, whose default of 1 would copy every expert to every
+ * device).
+ */
+function parallelLines(devices: number, kind: ParallelKind, moe: boolean): string[] {
   const lines = ["    parallel_config:"];
   if (kind === "dp-ep") lines.push("      tp_size: 1", `      dp_size: ${devices}`);
   else lines.push(`      tp_size: ${devices}`);
   if (kind !== "tp") lines.push(`      ep_size: ${devices}`, "      moe_tp_size: 1");
+  else if (moe && devices > 1) lines.push(`      moe_tp_size: ${devices}`);
   return lines;
 }
 
@@ -106,6 +112,8 @@ export interface FailingCandidate extends CandidateId {
 export interface PlannedCandidate extends CandidateId {
   /** Discriminant. */
   readonly kind: "planned";
+  /** Whether the model is a mixture of experts (its `tp` layout then splits the experts by TP too). */
+  readonly moe: boolean;
   /** Fewest instances that keep up and meet every SLO (prefill and decode together when disaggregated). */
   readonly instances: number;
   /** Disaggregated: the prefill instances (0 when aggregated). */
@@ -154,6 +162,7 @@ export function disaggYaml(
   prefill: number,
   decode: number,
   parallel: ParallelKind = "tp",
+  moe = false,
 ): string {
   // The KV cache moves from prefill to decode over each device's scale-out NIC (RDMA), at the share of link
   // bandwidth the device's collectives achieve: the catalog's figures, not upstream's 4 GB/s × 0.5 default.
@@ -171,7 +180,7 @@ export function disaggYaml(
     `    device_type: ${device}`,
     `    pd_role: ${role}`,
     `    name: ${role}`,
-    ...parallelLines(tp, parallel),
+    ...parallelLines(tp, parallel, moe),
     ...link,
   ];
   return ["instance_groups:", ...group("prefill", prefill), ...group("decode", decode), ""].join("\n");
@@ -180,12 +189,18 @@ export function disaggYaml(
 /** The instance file of a planned candidate. */
 export function deploymentYaml(c: PlannedCandidate): string {
   return c.topology === "disagg"
-    ? disaggYaml(c.device, c.tp, c.prefill, c.decode, c.parallel)
-    : instanceYaml(c.device, c.tp, c.instances, c.parallel);
+    ? disaggYaml(c.device, c.tp, c.prefill, c.decode, c.parallel, c.moe)
+    : instanceYaml(c.device, c.tp, c.instances, c.parallel, c.moe);
 }
 
 /** The instance file of an aggregated candidate with `instances` instances. */
-export function instanceYaml(device: string, tp: number, instances: number, parallel: ParallelKind = "tp"): string {
+export function instanceYaml(
+  device: string,
+  tp: number,
+  instances: number,
+  parallel: ParallelKind = "tp",
+  moe = false,
+): string {
   return [
     "instance_groups:",
     `  - num_instances: ${instances}`,
@@ -193,7 +208,7 @@ export function instanceYaml(device: string, tp: number, instances: number, para
     `    device_type: ${device}`,
     "    pd_role: both",
     `    name: ${device.toLowerCase()}_${parallel === "tp" ? "tp" : `${parallel}`}${tp}`,
-    ...parallelLines(tp, parallel),
+    ...parallelLines(tp, parallel, moe),
     "",
   ].join("\n");
 }
@@ -219,7 +234,10 @@ function feasibility(
   fs: FileSystem,
 ): SimulationPlan | string {
   const { device, tp } = id;
-  const inst = new YamlSource(`(candidate ${device} tp${tp})`, instanceYaml(device, tp, 1, id.parallel));
+  // The model decides the instance file (a MoE model's experts are split by TP): read it first.
+  const model = loadConfigSources([new YamlSource("(candidate)", instanceYaml(device, 1, 1))], common, fs).model;
+  const moe = model.moe !== undefined;
+  const inst = new YamlSource(`(candidate ${device} tp${tp})`, instanceYaml(device, tp, 1, id.parallel, moe));
   const cfg = loadConfigSources([inst], common, fs); // the user's common file: its errors propagate
   if (id.parallel !== "tp" && !cfg.model.moe) {
     return `${id.parallel}: expert parallelism needs a mixture-of-experts model`;
@@ -233,7 +251,7 @@ function feasibility(
     const text = [
       "name: feasibility",
       "instances:",
-      ...instanceYaml(device, tp, 1, id.parallel).trimEnd().split("\n").map((l) => `  ${l}`),
+      ...instanceYaml(device, tp, 1, id.parallel, moe).trimEnd().split("\n").map((l) => `  ${l}`),
       `common_config: ${JSON.stringify(req.commonFile)}`,
       "overrides:",
       ...settingLines(id.settings),
@@ -257,6 +275,15 @@ function virtualScenario(req: PlanRequest, id: CandidateId): string {
   return `${req.commonFile.replace(/[^/]*$/, "")}.plan-${id.device}-${id.parallel}${id.tp}-${id.topology}${
     settings ? `-${settings}` : ""
   }.yaml`;
+}
+
+/**
+ * The key path of the offered rate in the common file: `load_gen.arrival.request_rate` for a synthetic
+ * workload, `load_gen.request_rate` otherwise.
+ */
+export function rateKey(common: YamlSource): string {
+  const lg = (common.data as { load_gen?: { load_gen_type?: unknown } } | null)?.load_gen;
+  return lg?.load_gen_type === "synthetic" ? "load_gen.arrival.request_rate" : "load_gen.request_rate";
 }
 
 /** Scenario override lines of a candidate's settings. */
@@ -313,15 +340,15 @@ export function rateBounds(plan: SimulationPlan): RateBounds {
 }
 
 /** The scenario text that finds the fewest instances over `grid`. */
-function searchScenario(req: PlanRequest, id: CandidateId, grid: readonly number[]): string {
+function searchScenario(req: PlanRequest, id: CandidateId, grid: readonly number[], ctx: SearchContext): string {
   const seeds = req.seeds ?? 1;
   return [
     `name: plan-${id.device.toLowerCase()}-tp${id.tp}`,
     "instances:",
-    ...instanceYaml(id.device, id.tp, grid[0], id.parallel).trimEnd().split("\n").map((l) => `  ${l}`),
+    ...instanceYaml(id.device, id.tp, grid[0], id.parallel, ctx.moe).trimEnd().split("\n").map((l) => `  ${l}`),
     `common_config: ${JSON.stringify(req.commonFile)}`,
     "overrides:",
-    `  load_gen.request_rate: ${req.targetRate}`,
+    `  ${ctx.rate}: ${req.targetRate}`,
     ...settingLines(id.settings),
     ...(seeds > 1 ? [`seeds: ${seeds}`] : []),
     "sweep:",
@@ -483,19 +510,28 @@ function planCandidate(req: PlanRequest, id: CandidateId, common: YamlSource, fs
   const { tp, topology } = id;
   const plan = feasibility(req, id, common, fs);
   if (typeof plan === "string") return { kind: "infeasible", ...id, reason: plan };
-  const maxInstances = Math.floor(req.maxDevices / tp);
-  if (maxInstances < (topology === "disagg" ? 2 : 1)) {
-    return { kind: "infeasible", ...id, reason: `tp_size ${tp} exceeds max_devices ${req.maxDevices}` };
+  // Within max_devices, and within the common file's limits.max_instances (a search never runs what a file could not).
+  const maxInstances = Math.min(Math.floor(req.maxDevices / tp), plan.config.common.limits.max_instances);
+  const least = topology === "disagg" ? 2 : 1;
+  if (maxInstances < least) {
+    return {
+      kind: "infeasible",
+      ...id,
+      reason: `${least} instance${least > 1 ? "s" : ""} of ${tp} device${
+        tp > 1 ? "s" : ""
+      } exceed max_devices ${req.maxDevices}`,
+    };
   }
   const bounds = rateBounds(plan);
+  const ctx: SearchContext = { rate: rateKey(common), moe: plan.model.moe !== undefined };
   const virtual = virtualScenario(req, id);
   const run = (text: string) => {
     const scenarioFs = overlay(fs, new Map([[virtual, text]]));
     return runScenario(loadScenario(virtual, scenarioFs), scenarioFs);
   };
   return topology === "agg"
-    ? searchAggregated(req, id, bounds, maxInstances, run)
-    : searchDisaggregated(req, id, bounds, maxInstances, run);
+    ? searchAggregated(req, id, ctx, bounds, maxInstances, run)
+    : searchDisaggregated(req, id, ctx, bounds, maxInstances, run);
 }
 
 /** A candidate: device type, TP size, topology and settings. */
@@ -513,10 +549,17 @@ export interface CandidateId {
 }
 type Runner = (scenarioText: string) => ScenarioResult;
 
+/** What a candidate's scenarios need beyond the request: the rate's key path, and whether the model is MoE. */
+interface SearchContext {
+  readonly rate: string;
+  readonly moe: boolean;
+}
+
 /** A planned candidate's figures from its runs at the chosen counts. */
 function planned(
   req: PlanRequest,
   id: CandidateId,
+  ctx: SearchContext,
   counts: { prefill: number; decode: number; instances: number },
   outs: readonly RunOutput[],
   lowerBound: number,
@@ -528,6 +571,7 @@ function planned(
   return {
     kind: "planned",
     ...id,
+    moe: ctx.moe,
     ...counts,
     devices,
     ...(price !== undefined ? { costPerHour: devices * price } : {}),
@@ -550,6 +594,7 @@ function planned(
 function searchAggregated(
   req: PlanRequest,
   id: CandidateId,
+  ctx: SearchContext,
   bounds: RateBounds,
   maxInstances: number,
   run: Runner,
@@ -571,7 +616,7 @@ function searchAggregated(
   for (;;) {
     const high = Math.min(maxInstances, Math.max(low + 1, Math.ceil(low * 1.5)));
     const grid = [...new Set(low > 1 ? [low - 1, low, high] : [low, high])].filter((n) => n <= maxInstances);
-    const r = run(searchScenario(req, id, grid));
+    const r = run(searchScenario(req, id, grid, ctx));
     runs += r.points.reduce((n, p) => n + p.outputs.length, 0);
     const c = r.capacity;
     if (c && c.value === grid[0] && grid[0] > 1) {
@@ -582,7 +627,7 @@ function searchAggregated(
     if (c && !Number.isNaN(c.value)) {
       const at = r.points.find((p) => p.values[0] === c.value);
       if (!at) throw new Error(`planner: no run at the answer ${c.value}`);
-      return planned(req, id, { instances: c.value, prefill: 0, decode: 0 }, at.outputs, lowerBound, runs);
+      return planned(req, id, ctx, { instances: c.value, prefill: 0, decode: 0 }, at.outputs, lowerBound, runs);
     }
     if (high >= maxInstances) {
       return {
@@ -607,6 +652,7 @@ function searchAggregated(
 function searchDisaggregated(
   req: PlanRequest,
   id: CandidateId,
+  ctx: SearchContext,
   bounds: RateBounds,
   maxInstances: number,
   run: Runner,
@@ -614,13 +660,23 @@ function searchDisaggregated(
   let prefill = Math.max(1, Math.ceil(req.targetRate / bounds.prefill));
   let decode = Math.max(1, Math.ceil(req.targetRate / bounds.decode));
   const lowerBound = prefill + decode;
+  if (lowerBound > maxInstances) {
+    return {
+      kind: "fails",
+      ...id,
+      instances: maxInstances,
+      reason: `the cost model alone needs ≥ ${prefill} prefill + ${decode} decode instances (${
+        lowerBound * id.tp
+      } devices) for ${req.targetRate} req/s`,
+    };
+  }
   let runs = 0;
   const memo = new Map<string, ScenarioResult>();
   const at = (p: number, d: number) => {
     const key = `${p}+${d}`;
     let r = memo.get(key);
     if (!r) {
-      r = run(disaggScenario(req, id, p, d));
+      r = run(disaggScenario(req, id, ctx, p, d));
       runs += r.seeds.length;
       memo.set(key, r);
     }
@@ -632,8 +688,10 @@ function searchDisaggregated(
     const prefillSide = failing.some((n) => n.startsWith("ttft"));
     const decodeSide = failing.some((n) => n.startsWith("tpot") || n.startsWith("itl"));
     const both = !prefillSide && !decodeSide || failing.some((n) => !/^(ttft|tpot|itl)/.test(n));
-    const p = prefill + (prefillSide || both ? 1 : 0);
-    const d = decode + (decodeSide || both ? 1 : 0);
+    // One more on the failing side, or a tenth more when the side is large (then trimmed below).
+    const step = (n: number) => Math.max(1, Math.floor(n / 10));
+    const p = prefill + (prefillSide || both ? step(prefill) : 0);
+    const d = decode + (decodeSide || both ? step(decode) : 0);
     if (p + d > maxInstances) {
       return {
         kind: "fails",
@@ -651,6 +709,7 @@ function searchDisaggregated(
   return planned(
     req,
     id,
+    ctx,
     { instances: prefill + decode, prefill, decode },
     [...at(prefill, decode).seedRuns.values()][0],
     lowerBound,
@@ -659,22 +718,28 @@ function searchDisaggregated(
 }
 
 /** The scenario text of a disaggregated candidate: the SLOs and keeping up, as assertions. */
-function disaggScenario(req: PlanRequest, id: CandidateId, prefill: number, decode: number): string {
+function disaggScenario(
+  req: PlanRequest,
+  id: CandidateId,
+  ctx: SearchContext,
+  prefill: number,
+  decode: number,
+): string {
   const seeds = req.seeds ?? 1;
   return [
     `name: plan-${id.device.toLowerCase()}-tp${id.tp}-disagg`,
     "instances:",
-    ...disaggYaml(id.device, id.tp, prefill, decode, id.parallel).trimEnd().split("\n").map((l) => `  ${l}`),
+    ...disaggYaml(id.device, id.tp, prefill, decode, id.parallel, ctx.moe).trimEnd().split("\n").map((l) => `  ${l}`),
     `common_config: ${JSON.stringify(req.commonFile)}`,
     "overrides:",
-    `  load_gen.request_rate: ${req.targetRate}`,
+    `  ${ctx.rate}: ${req.targetRate}`,
     // Disaggregation pays for moving the KV cache: transfers are timed, not free (the upstream default).
     "  model_config.enable_kv_transfer_modeling: true",
     ...settingLines(id.settings),
     ...(seeds > 1 ? [`seeds: ${seeds}`] : []),
     "expect:",
     ...req.slos.map((s) => `  ${s.key}: ${JSON.stringify(s.bound)}`),
-    `  keeps_up: "== 1"`,
+    ...(req.slos.some((s) => s.key === "keeps_up") ? [] : [`  keeps_up: "== 1"`]),
     "",
   ].join("\n");
 }
