@@ -23,6 +23,7 @@ import {
   planShard,
   rateKey,
   settingLines,
+  sloExpectLines,
 } from "../core/planner/planner.ts";
 import { LINEAR_QUANT } from "../core/config/schema.ts";
 import type {
@@ -492,9 +493,7 @@ export function planFiles(r: PlanResult, outDir: string): Record<string, string>
     ...(best.topology === "disagg" ? ["  model_config.enable_kv_transfer_modeling: true"] : []),
     ...settingLines(best.settings),
     ...((q.seeds ?? 1) > 1 ? [`seeds: ${q.seeds}`] : []),
-    "expect:",
-    ...q.slos.map((s) => `  ${s.key}: ${JSON.stringify(s.bound)}`),
-    ...(q.slos.some((s) => s.key === "keeps_up") ? [] : [`  keeps_up: "== 1"`]),
+    ...sloExpectLines(q.slos),
     "",
   ].join("\n");
   return {

@@ -247,21 +247,17 @@ function feasibility(
   try {
     if (Object.keys(id.settings).length === 0) return buildPlan(cfg);
     // With settings, the common file as the candidate's scenario overrides it.
-    const virtual = virtualScenario(req, id);
     const text = [
-      "name: feasibility",
-      "instances:",
-      ...instanceYaml(device, tp, 1, id.parallel, moe).trimEnd().split("\n").map((l) => `  ${l}`),
-      `common_config: ${JSON.stringify(req.commonFile)}`,
+      ...scenarioHead("feasibility", instanceYaml(device, tp, 1, id.parallel, moe), req),
       "overrides:",
       ...settingLines(id.settings),
       // Loaded for its sources, never run; a scenario needs an assertion.
       'expect: {total_requests: ">= 0"}',
       "",
     ].join("\n");
-    const scenarioFs = overlay(fs, new Map([[virtual, text]]));
-    const [insts, withSettings] = scenarioSources(loadScenario(virtual, scenarioFs), undefined, [], scenarioFs);
-    return buildPlan(loadConfigSources(insts, withSettings, scenarioFs));
+    const v = virtualLoad(virtualScenario(req, id), text, fs);
+    const [insts, withSettings] = scenarioSources(v.scenario, undefined, [], v.fs);
+    return buildPlan(loadConfigSources(insts, withSettings, v.fs));
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     // Without the location, and without the key path into the candidate's own instance file (ours, not the user's).
@@ -284,6 +280,31 @@ function virtualScenario(req: PlanRequest, id: CandidateId): string {
 export function rateKey(common: YamlSource): string {
   const lg = (common.data as { load_gen?: { load_gen_type?: unknown } } | null)?.load_gen;
   return lg?.load_gen_type === "synthetic" ? "load_gen.arrival.request_rate" : "load_gen.request_rate";
+}
+
+/** The head of a candidate's in-memory scenario: its name, the instance file inline, the user's common file. */
+function scenarioHead(name: string, instances: string, req: PlanRequest): string[] {
+  return [
+    `name: ${name}`,
+    "instances:",
+    ...instances.trimEnd().split("\n").map((l) => `  ${l}`),
+    `common_config: ${JSON.stringify(req.commonFile)}`,
+  ];
+}
+
+/** The `expect:` block that judges a deployment: every SLO, and keeping up with the offered load. */
+export function sloExpectLines(slos: readonly PlanSlo[]): string[] {
+  return [
+    "expect:",
+    ...slos.map((s) => `  ${s.key}: ${JSON.stringify(s.bound)}`),
+    ...(slos.some((s) => s.key === "keeps_up") ? [] : [`  keeps_up: "== 1"`]),
+  ];
+}
+
+/** A scenario given as text at the (in-memory) path `virtual`, and a file system that serves it. */
+function virtualLoad(virtual: string, text: string, fs: FileSystem) {
+  const scenarioFs = overlay(fs, new Map([[virtual, text]]));
+  return { scenario: loadScenario(virtual, scenarioFs), fs: scenarioFs };
 }
 
 /** Scenario override lines of a candidate's settings. */
@@ -343,10 +364,11 @@ export function rateBounds(plan: SimulationPlan): RateBounds {
 function searchScenario(req: PlanRequest, id: CandidateId, grid: readonly number[], ctx: SearchContext): string {
   const seeds = req.seeds ?? 1;
   return [
-    `name: plan-${id.device.toLowerCase()}-tp${id.tp}`,
-    "instances:",
-    ...instanceYaml(id.device, id.tp, grid[0], id.parallel, ctx.moe).trimEnd().split("\n").map((l) => `  ${l}`),
-    `common_config: ${JSON.stringify(req.commonFile)}`,
+    ...scenarioHead(
+      `plan-${id.device.toLowerCase()}-tp${id.tp}`,
+      instanceYaml(id.device, id.tp, grid[0], id.parallel, ctx.moe),
+      req,
+    ),
     "overrides:",
     `  ${ctx.rate}: ${req.targetRate}`,
     ...settingLines(id.settings),
@@ -526,8 +548,8 @@ function planCandidate(req: PlanRequest, id: CandidateId, common: YamlSource, fs
   const ctx: SearchContext = { rate: rateKey(common), moe: plan.model.moe !== undefined };
   const virtual = virtualScenario(req, id);
   const run = (text: string) => {
-    const scenarioFs = overlay(fs, new Map([[virtual, text]]));
-    return runScenario(loadScenario(virtual, scenarioFs), scenarioFs);
+    const v = virtualLoad(virtual, text, fs);
+    return runScenario(v.scenario, v.fs);
   };
   return topology === "agg"
     ? searchAggregated(req, id, ctx, bounds, maxInstances, run)
@@ -727,19 +749,18 @@ function disaggScenario(
 ): string {
   const seeds = req.seeds ?? 1;
   return [
-    `name: plan-${id.device.toLowerCase()}-tp${id.tp}-disagg`,
-    "instances:",
-    ...disaggYaml(id.device, id.tp, prefill, decode, id.parallel, ctx.moe).trimEnd().split("\n").map((l) => `  ${l}`),
-    `common_config: ${JSON.stringify(req.commonFile)}`,
+    ...scenarioHead(
+      `plan-${id.device.toLowerCase()}-tp${id.tp}-disagg`,
+      disaggYaml(id.device, id.tp, prefill, decode, id.parallel, ctx.moe),
+      req,
+    ),
     "overrides:",
     `  ${ctx.rate}: ${req.targetRate}`,
     // Disaggregation pays for moving the KV cache: transfers are timed, not free (the upstream default).
     "  model_config.enable_kv_transfer_modeling: true",
     ...settingLines(id.settings),
     ...(seeds > 1 ? [`seeds: ${seeds}`] : []),
-    "expect:",
-    ...req.slos.map((s) => `  ${s.key}: ${JSON.stringify(s.bound)}`),
-    ...(req.slos.some((s) => s.key === "keeps_up") ? [] : [`  keeps_up: "== 1"`]),
+    ...sloExpectLines(req.slos),
     "",
   ].join("\n");
 }
