@@ -86,6 +86,15 @@ function hasAlias(node: Node): boolean {
   return found;
 }
 
+/** Freezes `v` and everything in it: a parsed file is shared by its readers (see `readYaml`). */
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === "object" && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
+  }
+  return v;
+}
+
 const isPrefix = (a: readonly PathPart[], b: readonly PathPart[]) =>
   a.length <= b.length && a.every((p, i) => String(p) === String(b[i]));
 
@@ -135,7 +144,7 @@ export class YamlSource {
       );
     }
     try {
-      this.data = this.#doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+      this.data = deepFreeze(this.#doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }));
     } catch (e) {
       if (!(e instanceof ReferenceError)) throw e;
       throw this.#aliasError(/unresolved alias/i.test(e.message));
