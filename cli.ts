@@ -9,14 +9,17 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { InputError } from "./core/config/errors.ts";
-import { describeRun, diagnostics, pools, runFiles, runJson } from "./core/run.ts";
+import { describeRun, diagnostics, pools, runFiles } from "./core/run.ts";
+import { runJson } from "./core/report/run_json.ts";
+import { runReportHtml } from "./core/report/run_report.ts";
 import { formatExtSection } from "./core/report/ext_table.ts";
 import { formatGroupTable } from "./core/report/groups.ts";
 import type { RunOutput } from "./core/run.ts";
-import type { StepRecord, TransferRecord } from "./core/engine/types.ts";
+import type { SimulationPlan } from "./core/config/plan.ts";
 import type { GoodputSlos } from "./core/metrics/summary.ts";
 import { formatSummaryTable } from "./core/report/table.ts";
-import { formatChromeTrace, formatRequestCsv } from "./core/report/profile.ts";
+import { formatRequestCsv, ProfileFiles } from "./core/report/profile.ts";
+import type { TraceCounts } from "./core/report/profile.ts";
 import { formatTraceLine } from "./core/workload/trace.ts";
 import { outputDirProblem, OutputError, outputFileProblem, writeFor } from "./cli_output.ts";
 import { progressBar } from "./cli_progress.ts";
@@ -34,7 +37,12 @@ interface CliOptions {
   common_config_path?: string;
   enable_profiling?: boolean;
   profiling_output_path: string;
+  /** `--profile_window`, in simulated seconds. */
+  profile_window?: { start: number; end: number };
+  profile_requests?: number;
+  profile_gzip?: boolean;
   output_json?: string;
+  report?: string;
   seed?: number;
   dump_requests?: string;
   quiet?: boolean;
@@ -59,6 +67,33 @@ function goodputSlo(v: string, prev: GoodputSlos | undefined): GoodputSlos {
   }
   const seconds = Number(m[2]) / (m[3] === "s" ? 1 : 1000);
   return { ...prev, [m[1] === "e2el" ? "e2e" : m[1]]: seconds };
+}
+
+/**
+ * Parses `--profile_window START,END`: simulated seconds, 0 ≤ START < END
+ * (a bad value is one line and exit 2, before any simulation).
+ */
+function profileWindow(v: string): { start: number; end: number } {
+  const fail = (why: string) => {
+    throw new CommanderError(2, "profile_window", `--profile_window: ${why}, got '${v}'`);
+  };
+  const parts = v.split(",").map((p) => p.trim());
+  const [start, end] = parts.map(Number);
+  if (parts.length !== 2 || parts.includes("") || !Number.isFinite(start) || !Number.isFinite(end)) {
+    fail("expected START,END in simulated seconds (e.g. 60,120)");
+  }
+  if (start < 0) fail("START must not be negative");
+  if (!(end > start)) fail("END must be greater than START");
+  return { start, end };
+}
+
+/** Parses `--profile_requests N`: a positive integer. */
+function profileRequests(v: string): number {
+  const n = Number(v);
+  if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(n) || n < 1) {
+    throw new CommanderError(2, "profile_requests", `--profile_requests: expected a positive integer, got '${v}'`);
+  }
+  return n;
 }
 
 /**
@@ -107,7 +142,24 @@ function program(io: CliOutput): Command {
     .option("--common_config_path <path>", "YAML file with the model, the request workload and serving limits")
     .option("--enable_profiling", "write a Chrome trace and a per-request CSV (default: False)")
     .option("--profiling_output_path <dir>", "directory for profiling results", "./profiling_results")
+    .addOption(
+      new Option(
+        "--profile_window <start,end>",
+        "profile only what overlaps this span of simulated seconds (steps, counters, transfers, request phases)",
+      ).argParser(profileWindow),
+    )
+    .addOption(
+      new Option(
+        "--profile_requests <n>",
+        "profile n requests (evenly spaced ids): their phases, transfers and the steps of their engines meanwhile",
+      ).argParser(profileRequests),
+    )
+    .option("--profile_gzip", "write the trace gzipped (trace.json.gz, which Perfetto opens)")
     .option("--output_json <file>", "also write the summary as JSON to this file")
+    .option(
+      "--report <file>",
+      "also write a self-contained HTML report: tables, latency CDFs, time series, step-time breakdown, memory plan",
+    )
     .addOption(
       new Option("--seed <n>", "override load_gen.seed").argParser((v) => {
         const n = Number(v);
@@ -180,27 +232,88 @@ function timestamp(d: Date): string {
   }`;
 }
 
-function writeProfile(dir: string, out: RunOutput, steps: StepRecord[], transfers: TransferRecord[]): string {
-  let target = `${dir}/${timestamp(new Date())}`;
-  for (
-    let i = 1;
-    (() => {
-      try {
-        Deno.statSync(target);
-        return true;
-      } catch {
-        return false;
-      }
-    })();
-    i++
-  ) {
-    target = `${dir}/${timestamp(new Date())}-${i}`;
+/** A profile being written: its folder and files. */
+interface ProfileRun {
+  /** The run's `<timestamp>/` folder. */
+  readonly dir: string;
+  /** The trace (written during the run) and the CSV. */
+  readonly files: ProfileFiles;
+  /** Closes the files and removes the folder (a failed run leaves no partial profile). */
+  abort(): void;
+}
+
+/**
+ * Creates the run's `<timestamp>/` folder under `--profiling_output_path`
+ * and opens the trace in it, before the run: events are written as the run
+ * produces them.
+ */
+function openProfile(opts: CliOptions, plan: SimulationPlan): ProfileRun {
+  // The engines' labels name the trace's threads and counters, written from the first step on: the run hands its
+  // plan over (onPlan) before it simulates.
+  const engines = plan.input.engines;
+  const flag = "--profiling_output_path";
+  const base = opts.profiling_output_path;
+  const dir = writeFor(flag, base, () => {
+    let target = `${base}/${timestamp(new Date())}`;
+    for (
+      let i = 1;
+      (() => {
+        try {
+          Deno.statSync(target);
+          return true;
+        } catch {
+          return false;
+        }
+      })();
+      i++
+    ) {
+      target = `${base}/${timestamp(new Date())}-${i}`;
+    }
+    Deno.mkdirSync(target, { recursive: true });
+    return target;
+  });
+  const remove = () => {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // Nothing left to clean up.
+    }
+  };
+  const w = opts.profile_window;
+  try {
+    const files = new ProfileFiles(dir, {
+      engines: engines.map((e) => e.label),
+      hasTransfers: engines.some((e) => e.role === "decode"),
+      // Simulated seconds to the simulator's µs.
+      selection: {
+        window: w && { start: Math.round(w.start * 1e6), end: Math.round(w.end * 1e6) },
+        sample: opts.profile_requests,
+      },
+      gzip: opts.profile_gzip,
+      guard: (op) => writeFor(flag, base, op),
+    });
+    return {
+      dir,
+      files,
+      abort: () => {
+        files.abort();
+        remove();
+      },
+    };
+  } catch (e) {
+    remove();
+    throw e;
   }
-  Deno.mkdirSync(target, { recursive: true });
-  const labels = out.result.engines.map((e) => e.label);
-  Deno.writeTextFileSync(`${target}/trace.json`, formatChromeTrace(labels, steps, out.result.requests, transfers));
-  Deno.writeTextFileSync(`${target}/requests.csv`, formatRequestCsv(out.result.requests));
-  return target;
+}
+
+/** The closing line's account of a trace: "21,804 steps, 9,613 requests overlapping 60–120 s". */
+function describeTrace(opts: CliOptions, counts: TraceCounts): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const w = opts.profile_window;
+  return `${n(counts.steps)} steps, ${n(counts.requests)} requests` +
+    (opts.profile_requests !== undefined ? ` (sample of ${n(opts.profile_requests)} asked)` : "") +
+    (counts.transfers > 0 ? `, ${n(counts.transfers)} KV transfers` : "") +
+    (w ? ` overlapping ${w.start}–${w.end} s` : "");
 }
 
 /**
@@ -220,7 +333,7 @@ export async function main(args: string[], io: CliOutput = PROCESS_OUTPUT): Prom
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return 0;
-      if (e.code === "seed" || e.code === "goodput") err(`servingcast: ${e.message}`);
+      if (["seed", "goodput", "profile_window", "profile_requests"].includes(e.code)) err(`servingcast: ${e.message}`);
       return 2; // commander already printed its message; argparse exits 2 on usage errors
     }
     throw e;
@@ -239,9 +352,21 @@ export async function main(args: string[], io: CliOutput = PROCESS_OUTPUT): Prom
     );
     return 2;
   }
+  const profileFlag = opts.profile_window
+    ? "--profile_window"
+    : opts.profile_requests !== undefined
+    ? "--profile_requests"
+    : opts.profile_gzip
+    ? "--profile_gzip"
+    : undefined;
+  if (profileFlag && !opts.enable_profiling) {
+    err(`servingcast: error: ${profileFlag} needs --enable_profiling`);
+    return 2;
+  }
   // Output paths are checked before the run: a typo costs no simulation.
   const badPath = [
     opts.output_json !== undefined ? outputFileProblem("--output_json", opts.output_json) : undefined,
+    opts.report !== undefined ? outputFileProblem("--report", opts.report) : undefined,
     opts.dump_requests !== undefined ? outputFileProblem("--dump_requests", opts.dump_requests) : undefined,
     opts.enable_profiling ? outputDirProblem("--profiling_output_path", opts.profiling_output_path) : undefined,
   ].find((x) => x !== undefined);
@@ -263,8 +388,7 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
   const instances = opts.instance_config_path ?? [EXAMPLE.instance];
   const common = opts.common_config_path ?? EXAMPLE.common;
 
-  const steps: StepRecord[] = [];
-  const transfers: TransferRecord[] = [];
+  let profile: ProfileRun | undefined;
   const dump = opts.dump_requests ? new LineWriter(opts.dump_requests) : undefined;
   const progress = await progressBar({
     terminal: io.isTerminal?.() ?? false,
@@ -276,15 +400,19 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
   let out: RunOutput;
   try {
     out = runFiles(instances, common, {
+      onPlan: opts.enable_profiling ? (plan) => void (profile = openProfile(opts, plan)) : undefined,
       seed: opts.seed,
       goodput: opts.goodput,
-      onStep: opts.enable_profiling ? (s) => steps.push(s) : undefined,
-      onTransfer: opts.enable_profiling ? (t) => transfers.push(t) : undefined,
+      // The JSON document and the report carry CDFs and time series (bounded memory).
+      timeseries: opts.report !== undefined || opts.output_json !== undefined || opts.format === "json",
+      onStep: opts.enable_profiling ? (st) => profile!.files.recorder.onStep(st) : undefined,
+      onTransfer: opts.enable_profiling ? (t) => profile!.files.recorder.onTransfer(t) : undefined,
       onArrival: dump ? (d) => dump.write(formatTraceLine(d)) : undefined,
       onProgress: progress.onProgress,
     });
   } catch (e) {
     progress.stop();
+    profile?.abort();
     if (!(e instanceof OutputError)) dump?.close();
     if (e instanceof InputError) {
       err(e.message);
@@ -316,14 +444,34 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
     const path = opts.output_json;
     writeFor("--output_json", path, () => Deno.writeTextFileSync(path, json()));
   }
-  if (opts.enable_profiling) {
-    const dir = writeFor(
-      "--profiling_output_path",
-      opts.profiling_output_path,
-      () => writeProfile(opts.profiling_output_path, out, steps, transfers),
-    );
+  if (opts.report !== undefined) {
+    const path = opts.report;
+    const html = await runReportHtml(out, describeRun(out));
+    writeFor("--report", path, () => Deno.writeTextFileSync(path, html));
+    if (!opts.quiet) err(`report written to ${path}`);
+  }
+  if (profile) {
+    const { dir, files } = profile;
+    let counts: TraceCounts;
+    try {
+      counts = files.finish(out.result.requests);
+    } catch (e) {
+      profile.abort();
+      throw e;
+    }
     if (!opts.quiet) {
-      err(`profiling results written to ${dir}/ (trace.json opens in https://ui.perfetto.dev, requests.csv)`);
+      err(
+        `profiling results written to ${dir}/ (${files.traceFile} opens in https://ui.perfetto.dev, requests.csv): ` +
+          describeTrace(opts, counts),
+      );
+    }
+    if (opts.profile_window && counts.steps === 0) {
+      const w = opts.profile_window;
+      err(
+        `warning: --profile_window ${w.start},${w.end} holds no step (the run simulated ${
+          out.summary.simulatedSeconds.toFixed(1)
+        } s)`,
+      );
     }
   }
   return 0;

@@ -22,17 +22,8 @@
  * @module
  */
 
-export {
-  deploymentSection,
-  describeRun,
-  diagnostics,
-  pools,
-  poolSections,
-  runFiles,
-  runJson,
-  runSources,
-  simulationSection,
-} from "./core/run.ts";
+export { describeRun, diagnostics, pools, runFiles, runSources } from "./core/run.ts";
+export { deploymentSection, poolSections, runJson, simulationSection } from "./core/report/run_json.ts";
 export type { RunOptions, RunOutput } from "./core/run.ts";
 export {
   applyProfile,
@@ -149,6 +140,7 @@ export type {
   ExtColumn,
   GoodputSlos,
   GoodputStats,
+  GroupTimeSeries,
   Headroom,
   LoadStats,
   MetricColumn,
@@ -158,6 +150,7 @@ export type {
   Statistic,
   Summary,
   SummaryOptions,
+  TimeSeries,
 } from "./core/metrics/mod.ts";
 export {
   alignColumns,

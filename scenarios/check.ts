@@ -16,13 +16,18 @@ import { InputError } from "../core/config/errors.ts";
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { fileIn } from "../core/scenario/scenario.ts";
 import { relative, scenarioFiles } from "./_files.ts";
-import { runJson } from "../core/run.ts";
+import { runJson } from "../core/report/run_json.ts";
 import type { RunOutput } from "../core/run.ts";
 import { formatSweepRows, sweepJson } from "../core/scenario/sweep_table.ts";
 import { CONSOLE_OUTPUT, parseShard, readTaskArgs, usageLine } from "./_args.ts";
 import type { TaskOutput } from "./_args.ts";
+import type { ScenarioResult } from "../core/scenario/runner.ts";
+import { readBaseline } from "../core/scenario/baseline.ts";
+import { scenarioReportHtml } from "../core/report/scenario_report.ts";
+import { compareReportHtml, snapshotMetricRows } from "../core/report/compare.ts";
+import { outputDirProblem, OutputError, writeFor } from "../cli_output.ts";
 
-const USAGE = `Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR] [--shard I/N]
+const USAGE = `Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR] [--report-dir DIR] [--shard I/N]
 
 Runs scenarios and prints one line per scenario: PASS or FAIL, key metrics (or a
 sweep's points and capacity answer) and wall time; then what failed.
@@ -30,6 +35,9 @@ sweep's points and capacity answer) and wall time; then what failed.
   scenario.yaml …   the scenarios to run (default: every scenario, validation included)
   --tag TAG         only scenarios with this tag (repeatable: any of them)
   --json-dir DIR    write each run's --output_json document (and a sweep's rows) into DIR
+  --report-dir DIR  write an HTML report per scenario into DIR (<name>.html: assertions, a
+                    sweep's curves with the SLO lines, or the run's tables and charts), and
+                    <name>.baseline.html (every metric against the baseline) when it differs
   --shard I/N       run only the I-th of N shares of the scenarios (0 ≤ I < N, files dealt
                     round-robin in order), e.g. one CI matrix job or Kubernetes Indexed Job each
   -h, --help        show this help and exit
@@ -41,9 +49,9 @@ Exit codes: 0 every scenario passes; 1 one fails; 2 bad input.`;
  * every scenario passes, 1 one fails, 2 bad input). Tests call it
  * in-process; the task runs it on the process's own output.
  */
-export function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): number {
+export async function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): Promise<number> {
   const parsed = readTaskArgs(
-    { task: "check", usage: USAGE, files: true, options: ["--tag", "--json-dir", "--shard"] },
+    { task: "check", usage: USAGE, files: true, options: ["--tag", "--json-dir", "--report-dir", "--shard"] },
     argv,
   );
   if (parsed.kind === "exit") {
@@ -55,6 +63,13 @@ export function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPU
   const tags = args.options["--tag"] ?? [];
   const jsonDir = args.options["--json-dir"]?.at(-1);
   if (jsonDir) Deno.mkdirSync(jsonDir, { recursive: true });
+  const reportDir = args.options["--report-dir"]?.at(-1);
+  const dirProblem = reportDir !== undefined ? outputDirProblem("--report-dir", reportDir) : undefined;
+  if (dirProblem) {
+    io.err(usageLine("check", dirProblem));
+    return 2;
+  }
+  if (reportDir) Deno.mkdirSync(reportDir, { recursive: true });
   const shardText = args.options["--shard"]?.at(-1);
   const shard = shardText === undefined ? { index: 0, count: 1 } : parseShard(shardText);
   if (typeof shard === "string") {
@@ -73,7 +88,7 @@ export function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPU
       const s = loadScenario(file);
       if (tags.length && !tags.some((t) => s.tags.includes(t))) continue;
       const start = performance.now();
-      const r = runScenario(s);
+      const r = runScenario(s, undefined, { timeseries: reportDir !== undefined });
       const wall = (performance.now() - start) / 1000;
       const m = r.output.summary;
       const sweep = s.sweep
@@ -114,12 +129,18 @@ export function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPU
           for (const [run, outs] of r.seedRuns) write(run, outs);
         }
       }
+      if (reportDir) await writeReports(reportDir, r);
       if (!r.pass) {
         failed++;
         messages.push(...r.checks.filter((c) => !c.pass).map((c) => c.message));
         messages.push(...r.measurements.filter((c) => !c.pass).map((c) => c.message));
       }
     } catch (e) {
+      if (e instanceof OutputError) {
+        io.out(`FAIL  ${relative(file)}  (report not written)`);
+        for (const m of [...messages, `check: ${e.message}`]) io.err(m);
+        return 2;
+      }
       if (!(e instanceof InputError)) throw e;
       failed++;
       badInput = true;
@@ -132,4 +153,23 @@ export function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPU
   return badInput ? 2 : failed ? 1 : 0;
 }
 
-if (import.meta.main) Deno.exitCode = runCheck(Deno.args);
+/** Writes `<name>.html`, and `<name>.baseline.html` when the baseline check failed. */
+async function writeReports(dir: string, r: ScenarioResult): Promise<void> {
+  const s = r.scenario;
+  const html = await scenarioReportHtml(r);
+  const page = fileIn(dir, `${s.name}.html`);
+  writeFor("--report-dir", page, () => Deno.writeTextFileSync(page, html));
+  const baseline = r.checks.find((c) => c.name === "baseline");
+  if (s.baseline && baseline && !baseline.pass) {
+    const stored = readBaseline(s.baseline.file) ?? {};
+    const clean = Object.fromEntries(Object.entries(stored).filter((e): e is [string, number] => e[1] !== null));
+    const diff = await compareReportHtml(clean, r.snapshot, snapshotMetricRows(clean, r.snapshot), {
+      a: `baseline ${s.baseline.file}`,
+      b: "this run",
+    });
+    const file = fileIn(dir, `${s.name}.baseline.html`);
+    writeFor("--report-dir", file, () => Deno.writeTextFileSync(file, diff));
+  }
+}
+
+if (import.meta.main) Deno.exitCode = await runCheck(Deno.args);

@@ -75,8 +75,8 @@ export function captureTask(entry: TaskEntry, args: string[]): CliRun {
  * Runs `deno task check ...args` in this process (`runCheck` of scenarios/check.ts). The task's permission set is what
  * a process run adds; a few tests keep that.
  */
-export function runCheckTask(args: string[]): CliRun {
-  return captureTask(runCheck, args);
+export function runCheckTask(args: string[]): Promise<CliRun> {
+  return captureTaskAsync(runCheck, args);
 }
 
 /** Runs `deno task calibrate ...args` in this process (`runCalibrate` of tools/calibrate.ts). */

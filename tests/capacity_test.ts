@@ -453,9 +453,9 @@ expect:
   );
 });
 
-Deno.test("deno task check prints a row per sweep point and the answer; --json-dir writes <name>.sweep.json and every run", () => {
+Deno.test("deno task check prints a row per sweep point and the answer; --json-dir writes <name>.sweep.json and every run", async () => {
   const dir = writeTemp({});
-  const r = runCheckTask([FEWEST, "--json-dir", `${dir}json`]);
+  const r = await runCheckTask([FEWEST, "--json-dir", `${dir}json`]);
   assert.equal(r.code, 0, r.stderr);
   const lines = r.stdout.trimEnd().split("\n");
   assert.match(

@@ -18,6 +18,8 @@ import {
   runTask,
 } from "./_helpers.ts";
 import type { CliRun } from "./_helpers.ts";
+import { captureTaskAsync } from "./_helpers.ts";
+import { runCompare } from "../tools/compare.ts";
 import { loadConfig } from "../core/config/load.ts";
 import { buildPlan } from "../core/config/plan.ts";
 import { MODEL_CATALOG } from "../core/model/mod.ts";
@@ -27,7 +29,7 @@ import { CATALOG_BEGIN, CATALOG_END, catalogMarkdown } from "../core/report/cata
 /** Every user-facing task and the first line of its help. */
 const HELP_FIRST_LINES: Record<string, string> = {
   sim: "Usage: servingcast [options]",
-  check: "Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR] [--shard I/N]",
+  check: "Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR] [--report-dir DIR] [--shard I/N]",
   baseline: "Usage: deno task baseline [scenario.yaml …]",
   validate: "Usage: deno task validate",
   schema: "Usage: deno task schema",
@@ -36,6 +38,8 @@ const HELP_FIRST_LINES: Record<string, string> = {
   "golden:update": "Usage: deno task golden:update",
   "docs:catalog": "Usage: deno task docs:catalog",
   fuzz: "Usage: deno task fuzz [--cases N] [--seed S] [--from K]",
+  compare: "Usage: deno task compare A.json B.json [options]",
+  screenshot: "Usage: deno task screenshot PAGE.html OUT.png [--width 1280]",
 };
 
 Deno.test("every task prints its usage on --help and exits 0 without doing its work", async () => {
@@ -49,6 +53,7 @@ Deno.test("every task prints its usage on --help and exits 0 without doing its w
     sim: runCli,
     check: runCheckTask,
     calibrate: runCalibrateTask,
+    compare: (args) => captureTaskAsync(runCompare, args),
   };
   const runs = await Promise.all(
     Object.keys(HELP_FIRST_LINES).map((t) => (inProcess[t] ?? ((a: string[]) => runTask(t, a)))(["--help"])),

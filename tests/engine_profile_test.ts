@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { runFiles } from "../core/run.ts";
-import { runJson } from "../core/run.ts";
+import { runJson } from "../core/report/run_json.ts";
 import { InputError } from "../core/config/errors.ts";
 import { memoryFs } from "./_helpers.ts";
 

@@ -7,7 +7,8 @@ import { COMMON_OK, INSTANCE_OK, ROOT, runCli, runDeno, writeTemp } from "./_hel
 import { outputDirProblem, outputFileProblem } from "../cli_output.ts";
 import { InputError } from "../core/config/errors.ts";
 import { realFileSystem } from "../core/config/load.ts";
-import { diagnostics, runFiles, runJson } from "../core/run.ts";
+import { diagnostics, runFiles } from "../core/run.ts";
+import { runJson } from "../core/report/run_json.ts";
 import { formatSummaryTable } from "../core/report/table.ts";
 import { formatExtSection } from "../core/report/ext_table.ts";
 import { poolStats } from "../core/metrics/groups.ts";

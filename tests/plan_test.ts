@@ -12,7 +12,7 @@ import { captureTaskAsync, ROOT, runCheckTask } from "./_helpers.ts";
 const CHAT = `${ROOT}scenarios/configs/llama8b_chat.yaml`;
 const SLOS = [{ key: "ttft.p99", bound: "<= 0.5" }, { key: "tpot.p99", bound: "<= 0.03" }];
 
-Deno.test("Llama-3.1-8B on H100 at 45 req/s: the planned count is the first count of a brute-force sweep that passes the written scenario", () => {
+Deno.test("Llama-3.1-8B on H100 at 45 req/s: the planned count is the first count of a brute-force sweep that passes the written scenario", async () => {
   const plan = planDeployments({
     commonFile: CHAT,
     targetRate: 45,
@@ -27,22 +27,28 @@ Deno.test("Llama-3.1-8B on H100 at 45 req/s: the planned count is the first coun
   const files = planFiles(plan, dir);
   for (const [name, text] of Object.entries(files)) Deno.writeTextFileSync(`${dir}/${name}`, text);
   // Brute force: every count from 1 up, through the written scenario (SLOs from arrival, keeping up).
-  const passes = (n: number) => {
+  const passes = async (n: number) => {
     Deno.writeTextFileSync(
       `${dir}/deployment.yaml`,
       files["deployment.yaml"].replace(/num_instances: \d+/, `num_instances: ${n}`),
     );
-    return runCheckTask([`${dir}/scenario.yaml`]).code === 0;
+    return (await runCheckTask([`${dir}/scenario.yaml`])).code === 0;
   };
-  const first = [1, 2, 3, 4, 5, 6].find(passes);
+  let first: number | undefined;
+  for (const n of [1, 2, 3, 4, 5, 6]) {
+    if (await passes(n)) {
+      first = n;
+      break;
+    }
+  }
   assert.equal(best.instances, first, `planned ${best.instances}, brute force ${first}`);
   assert.ok(best.instances > 1, "the case needs more than one instance, so that one fewer is tried");
   // The written scenario, unchanged, passes; one instance fewer fails.
   Deno.writeTextFileSync(`${dir}/deployment.yaml`, files["deployment.yaml"]);
-  const run = runCheckTask([`${dir}/scenario.yaml`]);
+  const run = await runCheckTask([`${dir}/scenario.yaml`]);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /^PASS {2}planned-h100_sxm_80g-tp1 /);
-  assert.equal(passes(best.instances - 1), false);
+  assert.equal(await passes(best.instances - 1), false);
   assert.ok(best.lowerBound <= best.instances, `cost-model bound ${best.lowerBound} above the answer`);
 });
 
@@ -204,7 +210,7 @@ Deno.test("a search split into 4 shards and merged, or run on Web Workers, print
   assert.match(bad.stderr, /^plan: --shard: expected I\/N with 0 ≤ I < N/);
 });
 
-Deno.test("deno task check --shard I/N runs every I-th of N scenarios, together all of them once", () => {
+Deno.test("deno task check --shard I/N runs every I-th of N scenarios, together all of them once", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
   const scenario = (n: number) =>
     `name: s${n}\ninstance_config: ${ROOT}scenarios/configs/h100_tp1_x1.yaml\ncommon_config: ${CHAT}\n` +
@@ -213,13 +219,14 @@ Deno.test("deno task check --shard I/N runs every I-th of N scenarios, together 
     Deno.writeTextFileSync(`${dir}/s${n}.yaml`, scenario(n));
     return `${dir}/s${n}.yaml`;
   });
-  const names = [0, 1, 2].map((i) => {
-    const r = runCheckTask([...files, "--shard", `${i}/3`]);
+  const names: string[][] = [];
+  for (const i of [0, 1, 2]) {
+    const r = await runCheckTask([...files, "--shard", `${i}/3`]);
     assert.equal(r.code, 0, r.stderr);
-    return r.stdout.trimEnd().split("\n").map((l) => l.split("  ")[1]);
-  });
+    names.push(r.stdout.trimEnd().split("\n").map((l) => l.split("  ")[1]));
+  }
   assert.deepEqual(names, [["s0", "s3"], ["s1", "s4"], ["s2"]]);
-  assert.equal(runCheckTask([...files, "--shard", "3/3"]).code, 2);
+  assert.equal((await runCheckTask([...files, "--shard", "3/3"])).code, 2);
 });
 
 Deno.test("the sharded-search examples: a GitHub Actions matrix and a Kubernetes Indexed Job, each with a merge step", () => {
@@ -245,7 +252,7 @@ Deno.test("the sharded-search examples: a GitHub Actions matrix and a Kubernetes
   assert.match(podArgs, /--common_config_path examples\/plan\/llama70b_chat\.yaml --target_rate 20/);
 });
 
-Deno.test("disaggregated: the planned prefill and decode counts pass their scenario, and one fewer of either fails", () => {
+Deno.test("disaggregated: the planned prefill and decode counts pass their scenario, and one fewer of either fails", async () => {
   const plan = planDeployments({
     commonFile: CHAT,
     targetRate: 45,
@@ -266,7 +273,7 @@ Deno.test("disaggregated: the planned prefill and decode counts pass their scena
   // KV transfers are timed over each device's scale-out NIC, not free.
   assert.match(files["scenario.yaml"], /^ {2}model_config\.enable_kv_transfer_modeling: true$/m);
   assert.match(files["deployment.yaml"], /device2device_bandwidth: 50000000000/);
-  const run = runCheckTask([`${dir}/scenario.yaml`]);
+  const run = await runCheckTask([`${dir}/scenario.yaml`]);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /^PASS {2}planned-h100_sxm_80g-tp1-disagg /);
   const groups = files["deployment.yaml"].split("  - num_instances: ");
@@ -278,7 +285,7 @@ Deno.test("disaggregated: the planned prefill and decode counts pass their scena
   for (const [p, d] of [[best.prefill - 1, best.decode], [best.prefill, best.decode - 1]]) {
     if (p < 1 || d < 1) continue;
     Deno.writeTextFileSync(`${dir}/deployment.yaml`, withCounts(p, d));
-    assert.equal(runCheckTask([`${dir}/scenario.yaml`]).code, 1, `${p}P+${d}D passes`);
+    assert.equal((await runCheckTask([`${dir}/scenario.yaml`])).code, 1, `${p}P+${d}D passes`);
   }
 });
 
@@ -317,11 +324,11 @@ Deno.test("a grid of batch limits and quantizations: each combination is a candi
   const best = plan.ranked[0];
   const scenario = Deno.readTextFileSync(`${dir}/scenario.yaml`);
   for (const [k, v] of Object.entries(best.settings)) assert.match(scenario, new RegExp(`^ {2}${k}: "?${v}"?$`, "m"));
-  const check = runCheckTask([`${dir}/scenario.yaml`]);
+  const check = await runCheckTask([`${dir}/scenario.yaml`]);
   assert.equal(check.code, 0, check.stderr);
 });
 
-Deno.test("MoE layouts: expert parallelism is searched for a mixture-of-experts model, and refused for a dense one", () => {
+Deno.test("MoE layouts: expert parallelism is searched for a mixture-of-experts model, and refused for a dense one", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
   const moeCommon = `${dir}/qwen3_moe.yaml`;
   Deno.writeTextFileSync(
@@ -344,7 +351,7 @@ Deno.test("MoE layouts: expert parallelism is searched for a mixture-of-experts 
   const files = planFiles({ ...moe, ranked: [dpEp] }, dir);
   for (const [name, text] of Object.entries(files)) Deno.writeTextFileSync(`${dir}/${name}`, text);
   assert.match(files["deployment.yaml"], /tp_size: 1\n +dp_size: 2\n +ep_size: 2\n +moe_tp_size: 1/);
-  const run = runCheckTask([`${dir}/scenario.yaml`]);
+  const run = await runCheckTask([`${dir}/scenario.yaml`]);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /^PASS {2}planned-h100_sxm_80g-dp-ep2 /);
   const dense = planDeployments({ ...request, commonFile: CHAT, tpSizes: [2] });

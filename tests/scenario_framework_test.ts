@@ -110,7 +110,7 @@ Deno.test("baseline round trip: deno task baseline, then deno task check passes;
     "c.yaml": COMMON_OK.replace("num_requests: 50", "num_requests: 300"),
     "s.yaml": `name: gate\ninstance_config: i.yaml\ncommon_config: c.yaml\nbaseline: {tolerance: 0.05}\n`,
   });
-  const before = runCheckTask([`${dir}s.yaml`]);
+  const before = await runCheckTask([`${dir}s.yaml`]);
   assert.equal(before.code, 1);
   assert.match(before.stderr, /no baseline at .*__baselines__\/gate\.json: run `deno task baseline /);
   // `deno task baseline` may write only under scenarios/ (its permission set): outside it, as here, the
@@ -137,7 +137,7 @@ Deno.test("baseline round trip: deno task baseline, then deno task check passes;
   assert.ok(!stored.includes("goodput"));
   // MIN and MAX are stored but not compared.
   const compared = stored.filter((k) => !/\.(MIN|MAX)$/.test(k)).length;
-  const ok = runCheckTask([`${dir}s.yaml`]);
+  const ok = await runCheckTask([`${dir}s.yaml`]);
   assert.equal(ok.code, 0, ok.stderr);
   assert.match(ok.stdout, /^PASS {2}gate {2}ttft\.p99=/);
   // 10% fewer requests per second: throughput drops 10%, beyond the 5% tolerance.
@@ -145,7 +145,7 @@ Deno.test("baseline round trip: deno task baseline, then deno task check passes;
     `${dir}c.yaml`,
     Deno.readTextFileSync(`${dir}c.yaml`).replace("request_rate: 10.0", "request_rate: 9.0"),
   );
-  const bad = runCheckTask([`${dir}s.yaml`]);
+  const bad = await runCheckTask([`${dir}s.yaml`]);
   assert.equal(bad.code, 1);
   assert.match(bad.stdout, /^FAIL {2}gate/);
   assert.match(
@@ -159,7 +159,7 @@ Deno.test("baseline round trip: deno task baseline, then deno task check passes;
   assert.match(bad.stderr, /\n {2}offered_rate +[\d.]+ +[\d.]+ +-\d+\.\d% +±5\.0%\n/);
 });
 
-Deno.test("halving the instance count of a bundled config fails its scenario with a readable message; restoring passes", () => {
+Deno.test("halving the instance count of a bundled config fails its scenario with a readable message; restoring passes", async () => {
   const dir = writeTemp({});
   Deno.mkdirSync(`${dir}configs`);
   for (const f of ["h100_tp1_x2.yaml", "llama8b_chat.yaml"]) {
@@ -168,7 +168,7 @@ Deno.test("halving the instance count of a bundled config fails its scenario wit
   Deno.copyFileSync(`${ROOT}scenarios/llama8b_h100_chat.yaml`, `${dir}s.yaml`);
   const original = Deno.readTextFileSync(`${dir}configs/h100_tp1_x2.yaml`);
   Deno.writeTextFileSync(`${dir}configs/h100_tp1_x2.yaml`, original.replace("num_instances: 2", "num_instances: 1"));
-  const broken = runCheckTask([`${dir}s.yaml`]);
+  const broken = await runCheckTask([`${dir}s.yaml`]);
   assert.equal(broken.code, 1);
   assert.match(broken.stdout, /^FAIL {2}llama8b-h100-chat /);
   assert.match(
@@ -178,7 +178,7 @@ Deno.test("halving the instance count of a bundled config fails its scenario wit
     ),
   );
   Deno.writeTextFileSync(`${dir}configs/h100_tp1_x2.yaml`, original);
-  const fixed = runCheckTask([`${dir}s.yaml`]);
+  const fixed = await runCheckTask([`${dir}s.yaml`]);
   assert.equal(fixed.code, 0, fixed.stderr);
   assert.match(fixed.stdout, /^PASS {2}llama8b-h100-chat /);
 });
@@ -279,9 +279,9 @@ Deno.test("the JSON Schema names metrics in assertion blocks added later, found 
   assert.ok(!ok({ expect: { other_meeting: "<= 4" } }));
 });
 
-Deno.test("deno task check --tag selects scenarios and --json-dir writes each run's JSON", () => {
+Deno.test("deno task check --tag selects scenarios and --json-dir writes each run's JSON", async () => {
   const dir = writeTemp({});
-  const r = runCheckTask(["--tag", "comparison", "--json-dir", `${dir}json`]);
+  const r = await runCheckTask(["--tag", "comparison", "--json-dir", `${dir}json`]);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(r.stdout.trimEnd().split("\n").map((l) => l.split("  ")[1]), ["pd-vs-aggregated-long-prompts"]);
   const files = [...Deno.readDirSync(`${dir}json`)].map((e) => e.name).sort();
@@ -453,7 +453,7 @@ baseline: {tolerance: 0.05}
   assert.match(loose.message, /: 1 of \d+ metrics moved beyond their tolerance/);
 });
 
-Deno.test("a corrupt baseline snapshot is bad input naming the file, not a crash", () => {
+Deno.test("a corrupt baseline snapshot is bad input naming the file, not a crash", async () => {
   const dir = writeTemp({
     "i.yaml": INSTANCE_OK,
     "c.yaml": COMMON_OK,
@@ -464,7 +464,7 @@ Deno.test("a corrupt baseline snapshot is bad input naming the file, not a crash
     const [text, why] of [["{not json", /not a baseline snapshot: .*JSON/], ['{"ttft": "fast"}', /metric → number/]]
   ) {
     Deno.writeTextFileSync(`${dir}__baselines__/gate.json`, text as string);
-    const r = runCheckTask([`${dir}s.yaml`]);
+    const r = await runCheckTask([`${dir}s.yaml`]);
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stdout, /^FAIL {2}.*s\.yaml {2}\(bad input\)$/m);
     assert.match(r.stderr, new RegExp(`^${dir}__baselines__/gate\\.json: `, "m"));

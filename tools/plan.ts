@@ -12,6 +12,9 @@ import type { YamlSource } from "../core/config/source.ts";
 import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
 import { alignColumns } from "../core/report/columns.ts";
 import { renderSvg } from "../core/report/svg.ts";
+import { chart, escapeHtml, page, section } from "../core/report/html.ts";
+import { scenarioSections } from "../core/report/scenario_report.ts";
+import { loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { progressBar } from "../cli_progress.ts";
 import { planInWorkers } from "../core/planner/parallel.ts";
 import { outputDirProblem, OutputError, writeFor } from "../cli_output.ts";
@@ -69,6 +72,8 @@ and prints the Pareto front of tokens/s per device against tokens/s per user.
   --workers N              plan candidates on N Web Workers (default: one per core; 1: in this process)
   --top N                  rows of the ranked table (default 10)
   --out DIR                write plan.json, deployment.yaml, scenario.yaml and pareto.svg there
+  --report-dir DIR         write those files and plan.html there: the ranked table, the Pareto
+                           front, and the winner's scenario run again with its charts
   --shard I/N              plan the I-th of N shares of the candidates (0 ≤ I < N) and write
                            DIR/plan.shard-I-of-N.json (needs --out DIR)
   --merge DIR              combine every shard in DIR into the plan (the same as unsharded)
@@ -88,6 +93,7 @@ const OPTIONS = [
   "--seeds",
   "--top",
   "--out",
+  "--report-dir",
   "--shard",
   "--merge",
   "--max_num_seqs",
@@ -144,10 +150,13 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
   const outDir = opt("--out") ?? opt("--merge");
   const outProblem = outDir === undefined ? undefined : outputDirProblem("--out", outDir);
   if (outProblem) return bad(outProblem);
+  const reportDir = opt("--report-dir");
+  const reportProblem = reportDir === undefined ? undefined : outputDirProblem("--report-dir", reportDir);
+  if (reportProblem) return bad(reportProblem);
   const mergeDir = opt("--merge");
   if (mergeDir !== undefined) {
     try {
-      return await finish(mergeShards(mergeDir), top, opt("--out") ?? mergeDir, io);
+      return await finish(mergeShards(mergeDir), top, opt("--out") ?? mergeDir, io, reportDir);
     } catch (e) {
       if (!(e instanceof InputError || e instanceof OutputError)) throw e;
       io.err(e.message);
@@ -269,7 +278,7 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
       io.out(`wrote ${file}; when every shard is done: deno task plan --merge ${out}`);
       return 0;
     }
-    return await finish(assemblePlan(request, part.outcomes), top, out, io);
+    return await finish(assemblePlan(request, part.outcomes), top, out, io, reportDir);
   } catch (e) {
     if (!(e instanceof InputError || e instanceof OutputError)) throw e;
     io.err(e.message);
@@ -285,18 +294,63 @@ function shardFileName(s: PlanShard): string {
   return `plan.shard-${s.index}-of-${s.count}.json`;
 }
 
-/** Prints the plan and writes its files into `out` (when given and something was planned): exit 0, or 1 when nothing meets the SLOs. */
-async function finish(result: PlanResult, top: number, out: string | undefined, io: TaskOutput): Promise<number> {
-  for (const line of formatPlan(result, top)) io.out(line);
-  if (out && result.ranked.length) {
-    const files = { ...planFiles(result, out), "pareto.svg": await renderSvg(planChartSpec(result)) };
-    writeFor("--out", out, () => Deno.mkdirSync(out, { recursive: true }));
+/**
+ * Prints the plan and writes its files into `out` (when given and something
+ * was planned), and with `reportDir` the files and plan.html there: exit 0,
+ * or 1 when nothing meets the SLOs.
+ */
+async function finish(
+  result: PlanResult,
+  top: number,
+  out: string | undefined,
+  io: TaskOutput,
+  reportDir?: string,
+): Promise<number> {
+  const lines = formatPlan(result, top);
+  for (const line of lines) io.out(line);
+  const write = async (flag: string, dir: string) => {
+    const files = { ...planFiles(result, dir), "pareto.svg": await renderSvg(planChartSpec(result)) };
+    writeFor(flag, dir, () => Deno.mkdirSync(dir, { recursive: true }));
     for (const [name, text] of Object.entries(files)) {
-      writeFor("--out", `${out}/${name}`, () => Deno.writeTextFileSync(`${out}/${name}`, text));
-      io.out(`wrote ${out}/${name}`);
+      writeFor(flag, `${dir}/${name}`, () => Deno.writeTextFileSync(`${dir}/${name}`, text));
+      io.out(`wrote ${dir}/${name}`);
     }
+  };
+  if (out && result.ranked.length) await write("--out", out);
+  if (reportDir !== undefined) {
+    if (result.ranked.length && reportDir !== out) await write("--report-dir", reportDir);
+    const html = await planReportHtml(result, lines, reportDir);
+    writeFor("--report-dir", `${reportDir}/plan.html`, () => {
+      Deno.mkdirSync(reportDir, { recursive: true });
+      Deno.writeTextFileSync(`${reportDir}/plan.html`, html);
+    });
+    io.out(`wrote ${reportDir}/plan.html`);
   }
   return result.ranked.length ? 0 : 1;
+}
+
+/**
+ * The plan's HTML page: the ranked table and the Pareto front, then the
+ * winner's scenario (written beside it) run again with its time series:
+ * its assertions and its run's tables and charts.
+ */
+async function planReportHtml(result: PlanResult, lines: readonly string[], dir: string): Promise<string> {
+  const sections = [
+    section("Ranked deployments", `<pre>${escapeHtml(lines.join("\n"))}</pre>`),
+  ];
+  if (result.ranked.length) {
+    sections.push(
+      section("Pareto front", await chart("pareto", "Candidates that meet the SLOs", planChartSpec(result))),
+    );
+    const winner = runScenario(loadScenario(`${dir}/scenario.yaml`), undefined, { timeseries: true });
+    sections.push(section(`The winner: ${winner.scenario.name}`, ""), ...await scenarioSections(winner));
+  }
+  const q = result.request;
+  return page(
+    "ServingCast plan",
+    `${q.targetRate} req/s; SLOs ${q.slos.map((s) => `${s.key} ${s.bound}`).join(", ")}`,
+    sections,
+  );
 }
 
 /**

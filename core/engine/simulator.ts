@@ -214,6 +214,8 @@ class Simulation {
       kvBlocks: e.kv.used,
       reservedBlocks: e.reserved,
       waiting: e.waiting.size,
+      preemptions: e.preemptions,
+      shape: e.shape,
     });
     this.#queue.push(now + dt, "STEP_END", e.index);
   }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { StepCostModel } from "../hardware/cost_model.ts";
+import type { BatchShape } from "../hardware/batch.ts";
 import type { ArrivalSpec } from "../workload/arrival.ts";
 import type { LengthDist } from "../workload/lengths.ts";
 import type { RequestClass, RequestDraw, RequestSource } from "../workload/source.ts";
@@ -132,6 +133,13 @@ export interface StepRecord {
   readonly reservedBlocks: number;
   /** Requests waiting in the engine's queue during the step. */
   readonly waiting: number;
+  /** Preemptions on the engine so far (before this step ran). */
+  readonly preemptions: number;
+  /**
+   * The step's batch aggregates: the engine's own object, valid only during
+   * the call (copy the fields to keep them), so that a hook costs no copy.
+   */
+  readonly shape: Readonly<BatchShape>;
 }
 
 /** Everything one simulation needs. */

@@ -31,3 +31,5 @@ export { KEEP_UP_TOLERANCE, loadStats, middleRate } from "./load.ts";
 export type { LoadStats } from "./load.ts";
 export { poolStats } from "./groups.ts";
 export type { PoolStats } from "./groups.ts";
+export { MAX_BUCKETS, TimeSeriesCollector } from "./timeseries.ts";
+export type { GroupTimeSeries, TimeSeries } from "./timeseries.ts";

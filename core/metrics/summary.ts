@@ -59,6 +59,14 @@ export const OVERALL_KEYS = [
   "output_token_throughput(tok/s)",
 ] as const;
 
+/** The latency columns whose CDF a report draws. */
+export const CDF_COLUMNS: readonly (MetricColumn | ExtColumn)[] = [
+  "TTFT(s)",
+  "TPOT(s)",
+  "ITL(s)",
+  "E2E_TIME(s)",
+  "CLIENT_WAIT(s)",
+];
 /** A column name. */
 export type MetricColumn = (typeof METRIC_COLUMNS)[number];
 /** An ext column name. */
@@ -133,6 +141,8 @@ export interface Summary {
   readonly simulatedSeconds: number;
   /** Prefix-cache hits, when prefix caching looked anything up. */
   readonly prefixCache?: PrefixCacheStats;
+  /** Evenly spaced quantiles of the {@link CDF_COLUMNS}, seconds (when `cdfPoints` was given). */
+  readonly cdf?: Partial<Record<MetricColumn | ExtColumn, number[]>>;
 }
 
 /** What prefix caching found. */
@@ -170,16 +180,29 @@ function statsOf(mean: number, quantile: (q: number) => number): ColumnStats {
   return out;
 }
 
-function columnStats(values: Float64Array): ColumnStats {
+/** `points` evenly spaced quantiles (0, 1/(points-1), …, 1) of a column: its CDF, for charts. */
+function cdfOf(quantile: (q: number) => number, points: number): number[] {
+  return Array.from({ length: points }, (_, i) => quantile(i / (points - 1)));
+}
+
+/** Where {@link summarize} puts each column's CDF when asked for (`cdfPoints`). */
+type CdfSink = Partial<Record<MetricColumn | ExtColumn, number[]>> | undefined;
+
+function columnStats(
+  values: Float64Array,
+  cdf?: { sink: CdfSink; column: MetricColumn | ExtColumn; points: number },
+): ColumnStats {
   if (values.length === 0) return statsOf(NaN, () => NaN);
   let sum = 0;
   for (const v of values) sum += v;
   values.sort();
-  return statsOf(sum / values.length, (q) => quantileSorted(values, q));
+  const quantile = (q: number) => quantileSorted(values, q);
+  if (cdf?.sink) cdf.sink[cdf.column] = cdfOf(quantile, cdf.points);
+  return statsOf(sum / values.length, quantile);
 }
 
 /** Statistics of gaps counted by integer µs value, in seconds. */
-function countedStats(maps: readonly ReadonlyMap<number, number>[]): ColumnStats {
+function countedStats(maps: readonly ReadonlyMap<number, number>[], sink?: CdfSink, points = 0): ColumnStats {
   const all = new Map<number, number>();
   for (const m of maps) for (const [v, c] of m) all.set(v, (all.get(v) ?? 0) + c);
   if (all.size === 0) return statsOf(NaN, () => NaN);
@@ -192,7 +215,9 @@ function countedStats(maps: readonly ReadonlyMap<number, number>[]): ColumnStats
     sum += v * c;
     cumulative[i] = n;
   });
-  return statsOf(sum / n / 1e6, (q) => quantileCounted(values, cumulative, q) / 1e6);
+  const quantile = (q: number) => quantileCounted(values, cumulative, q) / 1e6;
+  if (sink) sink["ITL(s)"] = cdfOf(quantile, points);
+  return statsOf(sum / n / 1e6, quantile);
 }
 
 function headroom(engines: readonly EngineStats[], t: RequestTable, endTime: number): Headroom {
@@ -246,6 +271,8 @@ function cacheStats(result: SimulationResult): { prefixCache?: PrefixCacheStats 
 export interface SummaryOptions {
   /** Per-request SLOs: when given, goodput is computed. */
   readonly goodput?: GoodputSlos;
+  /** Quantiles to keep of each latency column for CDF charts (0: none; at least 2 otherwise). */
+  readonly cdfPoints?: number;
 }
 
 /**
@@ -318,14 +345,21 @@ export function summarize(result: SimulationResult, options: SummaryOptions = {}
     if (t.send[i] < firstSend) firstSend = t.send[i];
     if (t.finish[i] > lastFinish) lastFinish = t.finish[i];
   }
+  const points = options.cdfPoints ?? 0;
+  const sink: CdfSink = points >= 2 ? {} : undefined;
+  const latency = (column: MetricColumn | ExtColumn) => ({
+    sink: CDF_COLUMNS.includes(column) ? sink : undefined,
+    column,
+    points,
+  });
   const perMetric = Object.fromEntries(
-    METRIC_COLUMNS.map((c, j) => [c, columnStats(cols[j].subarray(0, len[j]))]),
+    METRIC_COLUMNS.map((c, j) => [c, columnStats(cols[j].subarray(0, len[j]), latency(c))]),
   ) as Record<MetricColumn, ColumnStats>;
   const duration = done > 0 ? (lastFinish - firstSend) / 1e6 : 0;
   const per = (x: number) => (duration > 0 ? x / duration : 0);
   const extMetric: Record<ExtColumn, ColumnStats> = {
-    "ITL(s)": countedStats(result.engines.map((e) => e.itl)),
-    "CLIENT_WAIT(s)": columnStats(wait.subarray(0, waits)),
+    "ITL(s)": countedStats(result.engines.map((e) => e.itl), sink, points),
+    "CLIENT_WAIT(s)": columnStats(wait.subarray(0, waits), latency("CLIENT_WAIT(s)")),
     // Nobody waited on the client: from arrival is from send, value for value.
     "TTFT_FROM_ARRIVAL(s)": waited ? columnStats(ttftA.subarray(0, doneA)) : perMetric["TTFT(s)"],
     "E2E_FROM_ARRIVAL(s)": waited ? columnStats(e2eA.subarray(0, doneA)) : perMetric["E2E_TIME(s)"],
@@ -349,5 +383,6 @@ export function summarize(result: SimulationResult, options: SummaryOptions = {}
     preemptions,
     simulatedSeconds: result.endTime / 1e6,
     ...cacheStats(result),
+    ...(sink ? { cdf: sink } : {}),
   };
 }

@@ -176,9 +176,15 @@ export function scenarioSources(
  * Runs a configuration with every seed of the scenario: the scenario's
  * seed (or load_gen.seed) first, then +1, +2, …
  */
-function runSeeds(s: Scenario, c: ConfigRef, extra: readonly ScenarioOverride[], fs?: FileSystem): RunOutput[] {
+function runSeeds(
+  s: Scenario,
+  c: ConfigRef,
+  extra: readonly ScenarioOverride[],
+  fs?: FileSystem,
+  timeseries = false,
+): RunOutput[] {
   const [inst, common] = sources(s, c, extra, fs);
-  const first = runSources(inst, common, { seed: s.seed, fs, goodput: s.goodput });
+  const first = runSources(inst, common, { seed: s.seed, fs, goodput: s.goodput, timeseries });
   const outs = [first];
   const base = first.plan.input.workload.seed;
   for (let k = 1; k < s.seeds.count; k++) {
@@ -453,9 +459,15 @@ function perPointHint(
  * Runs a scenario and checks it.
  *
  * @param fs where files are read from (default: the real filesystem)
+ * @param options `timeseries`: collect each run's CDFs and time series (for reports)
  * @throws {InputError} when the scenario's configuration is bad
  */
-export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult {
+export function runScenario(
+  scenario: Scenario,
+  fs?: FileSystem,
+  options: { readonly timeseries?: boolean } = {},
+): ScenarioResult {
+  const ts = options.timeseries ?? false;
   const s = scenario;
   const seedRuns = new Map<string, RunOutput[]>();
   const checks: CheckResult[] = [];
@@ -472,7 +484,7 @@ export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult
     const slos = s.slos.length ? s.slos : s.minValueSlos;
     const must = slos.length ? slos : s.perPoint;
     const runPoint = (vals: readonly number[], bisection: boolean): SweepPoint => {
-      const outs = runSeeds(s, s.config, at(vals), fs);
+      const outs = runSeeds(s, s.config, at(vals), fs, ts);
       return { values: vals, output: outs[0], outputs: outs, bisection };
     };
     const judged = (p: SweepPoint): JudgedPoint => {
@@ -510,9 +522,9 @@ export function runScenario(scenario: Scenario, fs?: FileSystem): ScenarioResult
       capacity = capacitySearch(axes[0], kind, judgedGrid, (v) => judged(runPoint([v], true)));
     }
   } else if (s.variants.size) {
-    for (const [name, c] of s.variants) seedRuns.set(name, runSeeds(s, c, [], fs));
+    for (const [name, c] of s.variants) seedRuns.set(name, runSeeds(s, c, [], fs, ts));
   } else {
-    seedRuns.set("", runSeeds(s, s.config, [], fs));
+    seedRuns.set("", runSeeds(s, s.config, [], fs, ts));
   }
 
   const runs = new Map([...seedRuns].map(([k, v]) => [k, v[0]]));

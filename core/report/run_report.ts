@@ -1,0 +1,241 @@
+/**
+ * The HTML report of one run (`deno task sim --report`): the summary
+ * tables, latency CDFs, per-group time series, the step-time breakdown of
+ * a typical prefill and decode step from the cost model, and the memory
+ * plan of one device per group.
+ *
+ * @module
+ */
+import type { RunOutput } from "../run.ts";
+import { ALL_STATISTICS, CDF_COLUMNS, EXT_COLUMNS, METRIC_COLUMNS, OVERALL_KEYS } from "../metrics/summary.ts";
+import type { StepBreakdown } from "../hardware/batch.ts";
+import { runJson } from "./run_json.ts";
+import { chart, lineSpec, numberCell, page, section, stackedBarSpec, table, textCell } from "./html.ts";
+
+/** The JSON document's per-statistic tables as HTML (rows: statistics; columns: metrics). */
+function statTable(doc: unknown, caption: string, root: string, columns: readonly string[], side?: "a" | "b") {
+  return table(
+    caption,
+    ["", ...columns],
+    ALL_STATISTICS.map((st) => [textCell(st), ...columns.map((c) => numberCell(doc, [root, c, st], side))]),
+  );
+}
+
+/** Key/value rows of a JSON object's numbers. */
+function keyTable(doc: unknown, caption: string, root: string, keys: readonly string[], side?: "a" | "b") {
+  return table(
+    caption,
+    ["key", "value"],
+    keys.map((k) => [textCell(k), numberCell(doc, [root, ...k.split(".")], side)]),
+  );
+}
+
+const GROUP_KEYS = [
+  "engines",
+  "batch_occupancy",
+  "kv_occupancy",
+  "kv_occupancy_peak",
+  "mfu",
+  "mbu",
+  "mean_batch",
+  "peak_batch",
+  "preemptions",
+  "kv_transfers.count",
+  "kv_transfers.mean_seconds",
+  "requests_served",
+];
+
+/** The summary tables of a run's JSON document (shared with the comparison page). */
+export function summaryTables(doc: unknown, side?: "a" | "b"): string {
+  const groups = (doc as { groups?: { group: string; role: string }[] }).groups ?? [];
+  return [
+    statTable(doc, "Per-request metrics (the guide's table)", "per_metric_summary", METRIC_COLUMNS, side),
+    keyTable(doc, "Overall summary", "overall_summary", OVERALL_KEYS, side),
+    statTable(doc, "Latency tails, from send and from arrival (ext)", "ext_metric_summary", EXT_COLUMNS, side),
+    keyTable(doc, "Load", "load", ["offered_rate", "achieved_rate", "queue_growth"], side),
+    keyTable(doc, "Headroom", "headroom", ["batch_occupancy", "kv_occupancy", "kv_occupancy_peak", "mfu", "mbu"], side),
+    table(
+      "Instance groups",
+      ["group", "role", ...GROUP_KEYS],
+      groups.map((g, i) => [
+        textCell(g.group),
+        textCell(g.role),
+        ...GROUP_KEYS.map((k) => numberCell(doc, ["groups", i, ...k.split(".")], side)),
+      ]),
+    ),
+  ].join("\n");
+}
+
+/** CDF rows of the `distributions` section: {seconds, quantile, run} per point. */
+export function cdfRows(doc: unknown, column: string, run?: string): Record<string, unknown>[] {
+  const q = (doc as { distributions?: { seconds: Record<string, number[]> } }).distributions?.seconds[column] ?? [];
+  return q.map((s, i) => ({ seconds: s, quantile: i / Math.max(1, q.length - 1), ...(run ? { run } : {}) }));
+}
+
+/** The latency CDF charts (one per column that has one). */
+export async function cdfCharts(docs: readonly { doc: unknown; run?: string }[]): Promise<string> {
+  const out: string[] = [];
+  for (const column of CDF_COLUMNS) {
+    const rows = docs.flatMap((d) => cdfRows(d.doc, column, d.run));
+    if (rows.length === 0) continue;
+    out.push(
+      await chart(
+        `cdf-${column}`,
+        `${column} CDF`,
+        lineSpec(
+          rows,
+          { field: "seconds", title: column },
+          { field: "quantile", title: "fraction of requests" },
+          docs.length > 1 ? { field: "run", title: "run" } : undefined,
+        ),
+      ),
+    );
+  }
+  return out.join("\n");
+}
+
+/** The time-series charts of the `timeseries` section (one line per group, or per run and group). */
+export async function seriesCharts(docs: readonly { doc: unknown; run?: string }[]): Promise<string> {
+  type Ts = {
+    time_s: number[];
+    offered_rate: number[];
+    achieved_rate: number[];
+    groups: Record<string, unknown>[];
+  };
+  const all = docs.flatMap((d) => {
+    const ts = (d.doc as { timeseries?: Ts }).timeseries;
+    return ts ? [{ ts, run: d.run }] : [];
+  });
+  if (all.length === 0) return `<p class="note">This run has no time series.</p>`;
+  const label = (run: string | undefined, s: string) => (run ? `${run}: ${s}` : s);
+  const rate = all.flatMap(({ ts, run }) =>
+    ts.time_s.flatMap((t, i) => [
+      { t, v: ts.offered_rate[i], series: label(run, "offered") },
+      { t, v: ts.achieved_rate[i], series: label(run, "achieved") },
+    ])
+  );
+  const charts = [
+    await chart(
+      "rate",
+      "Offered vs achieved rate (client)",
+      lineSpec(rate, { field: "t", title: "time (s)" }, { field: "v", title: "requests/s" }, {
+        field: "series",
+        title: "",
+      }),
+    ),
+  ];
+  const perGroup: [string, string, string][] = [
+    ["running", "Running requests (in the batch, all engines of the group)", "requests"],
+    ["waiting", "Waiting requests (engine queues)", "requests"],
+    ["kv_occupancy", "KV cache occupancy", "share of the group's KV blocks"],
+    ["batch", "Batch size (mean sequences per step)", "sequences"],
+    ["preemptions_per_s", "Preemptions", "per second"],
+    ["kv_transfers_in_flight", "KV transfers in flight (PD)", "transfers"],
+  ];
+  for (const [key, title, unit] of perGroup) {
+    const rows = all.flatMap(({ ts, run }) =>
+      ts.groups.flatMap((g) =>
+        ts.time_s.flatMap((t, i) => {
+          const v = (g[key] as (number | null)[])[i];
+          return v === null || v === undefined ? [] : [{ t, v, series: label(run, String(g.group)) }];
+        })
+      )
+    );
+    // Transfers only where something was transferred (PD runs).
+    if (key === "kv_transfers_in_flight" && !rows.some((r) => r.v > 0)) continue;
+    charts.push(
+      await chart(
+        key,
+        title,
+        lineSpec(rows, { field: "t", title: "time (s)" }, { field: "v", title: unit }, {
+          field: "series",
+          title: "group",
+        }),
+      ),
+    );
+  }
+  return charts.join("\n");
+}
+
+const PARTS: [keyof StepBreakdown, string][] = [
+  ["linear", "GEMMs (incl. MoE experts)"],
+  ["attention", "attention"],
+  ["elementwise", "norms, rotary, activations"],
+  ["communication", "communication"],
+  ["lmHead", "LM head and sampling"],
+  ["host", "host overhead"],
+];
+
+/** Where a typical prefill step and decode step of each group spend their time (cost model). */
+async function breakdownChart(out: RunOutput): Promise<string> {
+  const rows: { bar: string; part: string; value: number; order: number }[] = [];
+  out.plan.groups.forEach((g, i) => {
+    const s = out.series?.groups[i];
+    for (const [kind, shape] of [["prefill", s?.typicalPrefill], ["decode", s?.typicalDecode]] as const) {
+      if (!shape) continue;
+      const b: StepBreakdown = {
+        linear: 0,
+        attention: 0,
+        elementwise: 0,
+        communication: 0,
+        lmHead: 0,
+        host: 0,
+        total: 0,
+      };
+      g.cost.stepTime(shape, b);
+      const what = kind === "prefill"
+        ? `${shape.prefillTokens} prefill + ${shape.decodeSeqs} decode tokens`
+        : `${shape.decodeSeqs} sequences, ${Math.round(shape.decodeContext / Math.max(1, shape.decodeSeqs))} context`;
+      PARTS.forEach(([k, part], order) =>
+        rows.push({ bar: `${g.name} ${kind} (${what})`, part, value: b[k] * 1e3, order })
+      );
+    }
+  });
+  if (rows.length === 0) return "";
+  return await chart(
+    "step-breakdown",
+    "Step time of a typical step (the run's mean step shape, from the cost model)",
+    { ...stackedBarSpec(rows, "milliseconds"), width: 560 },
+  );
+}
+
+/** The memory plan of one device of each group. */
+async function memoryChart(out: RunOutput): Promise<string> {
+  const gib = (b: number) => b / 2 ** 30;
+  const rows = out.plan.groups.flatMap((g) => {
+    const m = g.memory;
+    const kv = m.kvBlocks * m.kvBlockBytes;
+    const parts: [string, number][] = [
+      ["weights", m.weightBytes],
+      ["activations", m.activationBytes],
+      ["runtime reserve", m.runtimeBytes],
+      ["KV cache", kv],
+      ["unused", Math.max(0, m.deviceBytes - m.weightBytes - m.activationBytes - m.runtimeBytes - kv)],
+    ];
+    return parts.map(([part, v], order) => ({ bar: `${g.name} (${g.device.name})`, part, value: gib(v), order }));
+  });
+  return await chart("memory", "Memory plan of one device (GiB)", { ...stackedBarSpec(rows, "GiB"), width: 560 });
+}
+
+/** The sections of a run's report (a scenario's report embeds them). */
+export async function runReportSections(out: RunOutput): Promise<string[]> {
+  const doc = JSON.parse(runJson(out));
+  return [
+    section("Summary", summaryTables(doc)),
+    section("Latency distributions", await cdfCharts([{ doc }])),
+    section("Over time", await seriesCharts([{ doc }])),
+    section("Where a step's time goes", await breakdownChart(out)),
+    section("Memory", await memoryChart(out)),
+  ];
+}
+
+/**
+ * The HTML report of a run. The run must have collected its time series
+ * (`timeseries: true`) for the over-time charts and the step breakdown.
+ *
+ * @param out the run
+ * @param lead the line under the title (what was simulated)
+ */
+export async function runReportHtml(out: RunOutput, lead: string): Promise<string> {
+  return page("ServingCast run report", lead, await runReportSections(out));
+}

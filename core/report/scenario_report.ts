@@ -1,0 +1,137 @@
+/**
+ * The HTML report of a scenario (`deno task check --report-dir`): each
+ * assertion with its bound, value and verdict; for a sweep, each SLO's
+ * metric against the swept key with the SLO line and the capacity answer
+ * marked, and the achieved against the offered rate; for a single run, the
+ * run's own report (tables, CDFs, time series, breakdown, memory).
+ *
+ * @module
+ */
+import type { ScenarioResult } from "../scenario/runner.ts";
+import type { ScenarioAssertion } from "../scenario/scenario.ts";
+import { chart, escapeHtml, lineSpec, page, section, showNumber, table, textCell } from "./html.ts";
+import { runReportSections } from "./run_report.ts";
+
+/** Seconds per time unit an SLO bound may carry (as the scenario files write them). */
+const UNIT: Record<string, number> = { "": 1, s: 1, ms: 1e-3, us: 1e-6, "µs": 1e-6, min: 60, h: 3600 };
+
+/** The number a bound such as `<= 500ms` compares with, in the metric's unit (undefined when not a plain number). */
+function boundValue(a: ScenarioAssertion): number | undefined {
+  const m = /^\s*(?:<=|>=|<|>|==)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)\s*([a-zµ]*)\s*$/i.exec(a.bound.text);
+  if (!m || !Object.hasOwn(UNIT, m[2])) return undefined;
+  return Number(m[1]) * UNIT[m[2]];
+}
+
+/** The assertions table: assertion (with its bound), value, verdict, and the message of a failure. */
+function assertionTable(r: ScenarioResult): string {
+  const rows = [
+    ...r.checks.map((c) => ({ name: c.name, value: c.actual, pass: c.pass, message: c.message })),
+    ...r.measurements.map((m) => ({
+      name: `measured ${m.measurement.key} = ${showNumber(m.measurement.value)} ± ${
+        (100 * m.measurement.maxError).toFixed(0)
+      }% (simulated ${(100 * m.error).toFixed(1)}% off)`,
+      value: m.simulated,
+      pass: m.pass,
+      message: m.message,
+    })),
+  ];
+  if (rows.length === 0) return `<p class="note">This scenario asserts nothing.</p>`;
+  return table(
+    "Assertions",
+    ["assertion", "value", "result", "detail"],
+    rows.map((x) => [
+      textCell(x.name),
+      `<td class="num">${showNumber(x.value)}</td>`,
+      `<td class="${x.pass ? "pass" : "fail"}">${x.pass ? "PASS" : "FAIL"}</td>`,
+      `<td class="note">${escapeHtml(x.pass ? "" : x.message)}</td>`,
+    ]),
+  );
+}
+
+/** A sweep's curves: each SLO metric (worst seed) against the swept key, and the rates. */
+async function sweepCharts(r: ScenarioResult): Promise<string> {
+  const s = r.scenario;
+  const axis = s.sweep?.axes[0];
+  if (!axis || r.points.length === 0) return "";
+  const x = { field: "x", title: axis.key };
+  const points = [...r.points].sort((a, b) => a.values[0] - b.values[0]);
+  const slos = s.slos.length ? s.slos : s.minValueSlos.length ? s.minValueSlos : s.perPoint;
+  const out: string[] = [];
+  for (const a of slos) {
+    const worst = (vs: number[]) => (a.metric.better === "higher" ? Math.min(...vs) : Math.max(...vs));
+    const rows = points.flatMap((p) => {
+      const v = worst(p.outputs.map((o) => a.metric.read(o.summary)));
+      return Number.isFinite(v)
+        ? [{ x: p.values[0], y: v, series: p.verdict?.pass === false ? "fails" : "passes" }]
+        : [];
+    });
+    const bound = boundValue(a);
+    const answer = r.capacity && Number.isFinite(r.capacity.value)
+      ? rows.filter((row) => row.x === r.capacity!.value).map((row) => ({ x: row.x, y: row.y }))
+      : [];
+    out.push(
+      await chart(
+        `sweep-${a.key}`,
+        `${a.metric.name} (worst seed) against ${axis.key}${bound !== undefined ? `, SLO ${a.bound.text}` : ""}${
+          answer.length ? `; ${r.capacity!.kind} = ${r.capacity!.value} marked` : ""
+        }`,
+        lineSpec(
+          rows.map((row) => ({ x: row.x, y: row.y })),
+          x,
+          { field: "y", title: `${a.metric.name} (${a.metric.unit})` },
+          undefined,
+          {
+            rules: bound !== undefined ? [{ y: bound, label: a.bound.text }] : [],
+            points: answer,
+          },
+        ),
+      ),
+    );
+  }
+  const rates = points.flatMap((p) => [
+    { x: p.values[0], y: p.output.summary.load.offeredRate, series: "offered" },
+    { x: p.values[0], y: p.output.summary.load.achievedRate, series: "achieved" },
+  ]);
+  out.push(
+    await chart(
+      "sweep-rates",
+      `Offered and achieved rate against ${axis.key} (first seed)`,
+      lineSpec(rates, x, { field: "y", title: "requests/s" }, { field: "series", title: "" }),
+    ),
+  );
+  return out.join("\n");
+}
+
+/**
+ * The HTML report of a scenario run. Its runs must have collected time
+ * series (`runScenario(s, fs, { timeseries: true })`) for the over-time
+ * charts.
+ */
+export async function scenarioReportHtml(r: ScenarioResult): Promise<string> {
+  const s = r.scenario;
+  const lead = `${r.pass ? "PASS" : "FAIL"} · ${s.file}${s.description ? ` · ${s.description}` : ""}`;
+  return page(`Scenario ${s.name}`, lead, await scenarioSections(r));
+}
+
+/** The sections of a scenario's report (a plan's report embeds its winner's). */
+export async function scenarioSections(r: ScenarioResult): Promise<string[]> {
+  const s = r.scenario;
+  const sections = [section("Assertions", assertionTable(r))];
+  if (s.sweep) {
+    sections.push(section(`Sweep over ${s.sweep.axes.map((a) => a.key).join(", ")}`, await sweepCharts(r)));
+    const c = r.capacity;
+    if (c) {
+      sections.push(
+        section(
+          "Capacity answer",
+          `<p>${escapeHtml(c.kind)} = ${Number.isNaN(c.value) ? "none" : showNumber(c.value)}${
+            c.failing !== undefined ? ` (first failing ${showNumber(c.failing)})` : ""
+          }</p>`,
+        ),
+      );
+    }
+  } else {
+    sections.push(...await runReportSections(r.output));
+  }
+  return sections;
+}
