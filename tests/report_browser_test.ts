@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { numberProblems, parseShownNumber, ReportChecker, resolveJsonPath } from "./_browser.ts";
 import type { JsonSources, PageCheck } from "./_browser.ts";
-import { captureTaskAsync, ROOT, runCli } from "./_helpers.ts";
+import { captureTaskAsync, ROOT, runCheckTask, runCli } from "./_helpers.ts";
 import type { CliRun } from "./_helpers.ts";
 import { findChromium, launchChromium, runScreenshot, screenshotPage } from "../tools/screenshot.ts";
 import { runCompare } from "../tools/compare.ts";
@@ -261,6 +261,23 @@ Deno.test({
       });
       await t.step("deno task sim --report (prefill/decode: h100_pd_1p2d + llama8b_long_prompt)", async () => {
         pdJson = await checkRunReport(checker, `${dir}/pd`, PD_ARGS);
+      });
+      await t.step("deno task check --report-dir (the PD scenario llama8b_long_prompt_pd.yaml)", async () => {
+        const out = `${dir}/check`;
+        const r = await runCheckTask([
+          `${ROOT}scenarios/llama8b_long_prompt_pd.yaml`,
+          "--report-dir",
+          out,
+          "--json-dir",
+          out,
+        ]);
+        assert.equal(r.code, 0, r.stderr);
+        const html = `${out}/llama8b-long-prompt-pd-1p2d.html`;
+        const check = await checker.check(html, { run: readJson(`${out}/llama8b-long-prompt-pd-1p2d.json`) }, {
+          minNumbers: 10,
+        });
+        assertPasses(check, html);
+        assert.ok("kv_transfers_in_flight" in check.charts, "a PD page charts the KV transfers in flight");
       });
       await t.step("deno task compare example.json pd.json --report", async () => {
         const a = exampleJson ?? await runJsonOnly(`${dir}/example`, []);
