@@ -2,6 +2,26 @@
  * The `servingcast` command line (`deno task sim`): argument parsing, file
  * output and the terminal. Everything else is in `core/`.
  *
+ * Run it from a clone (`deno task sim`), or from its import specifier
+ * without a clone, e.g. the published package:
+ *
+ * ```sh
+ * deno run --allow-read --allow-write=out \
+ *   --allow-env=SERVINGCAST_DEBUG,LOG_TOKENS,LOG_STREAM,NO_COLOR,FORCE_COLOR,CLICOLOR_FORCE,VERBOSE \
+ *   jsr:@servingcast/servingcast/cli \
+ *   --instance_config_path instances.yaml --common_config_path common.yaml --report out/report.html
+ * ```
+ *
+ * (`-P` would use the permission sets of the caller's own deno.json, not
+ * this package's; `--allow-write` is needed only for `--output_json`,
+ * `--report`, `--dump_requests` and `--enable_profiling`.) With no
+ * configuration it runs the bundled example: from a local copy (a clone, or
+ * a `file:` URL from any working directory) it reads the example's files
+ * beside this module; from a remote one (`jsr:`, `https:`) it fetches them
+ * from there, which needs `--allow-net` to that host (`--allow-net=jsr.io`),
+ * and without it prints one line saying to pass
+ * `--instance_config_path` and `--common_config_path`.
+ *
  * Exit codes: 0 success; 1 an unexpected failure; 2 bad input (usage, file,
  * YAML, schema, impossible deployment).
  *
@@ -9,7 +29,10 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { InputError } from "./core/config/errors.ts";
-import { describeRun, diagnostics, pools, runFiles } from "./core/run.ts";
+import { fileURLToPath } from "node:url";
+import { describeRun, diagnostics, pools, runFiles, runSources } from "./core/run.ts";
+import type { RunOptions } from "./core/run.ts";
+import { YamlSource } from "./core/config/source.ts";
 import { runJson } from "./core/report/run_json.ts";
 import { runReportHtml } from "./core/report/run_report.ts";
 import { formatExtSection } from "./core/report/ext_table.ts";
@@ -26,11 +49,64 @@ import { progressBar } from "./cli_progress.ts";
 import { deviceTable, formatCatalogText, modelTable } from "./core/report/catalog.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
-/** The bundled example, used when no file is named. */
-export const EXAMPLE = {
-  instance: new URL("./examples/instances.yaml", import.meta.url).pathname,
-  common: new URL("./examples/common.yaml", import.meta.url).pathname,
+/**
+ * The bundled example, used when no file is named: `examples/instances.yaml`
+ * and `examples/common.yaml` beside this module (`file:` URLs in a clone,
+ * `https:` ones when run from the published package).
+ */
+export const EXAMPLE: { readonly instance: URL; readonly common: URL } = {
+  instance: new URL("./examples/instances.yaml", import.meta.url),
+  common: new URL("./examples/common.yaml", import.meta.url),
 };
+
+/** What a run reads: files by path, or sources already read (the remote example). */
+type RunInputs =
+  | { readonly kind: "files"; readonly instances: readonly string[]; readonly common: string }
+  | { readonly kind: "sources"; readonly instances: readonly YamlSource[]; readonly common: YamlSource };
+
+/**
+ * The bundled example to run, or the one line saying why it cannot be read.
+ *
+ * A local module's example is read from its files by path (`fileURLToPath`,
+ * so a clone in a folder with spaces, or a `file:` specifier from another
+ * working directory, still works). A remote module's files exist only on the
+ * host that served it: they are fetched from there, since the user who runs
+ * `deno run jsr:@servingcast/servingcast/cli` with no argument expects the
+ * same demonstration as `deno task sim`; it needs `--allow-net` to that host
+ * (Deno prompts for it on a terminal). Without that permission, or offline,
+ * the run stops with one line naming both ways forward, rather than
+ * falling back to something the user did not ask for.
+ */
+async function bundledExample(): Promise<RunInputs | string> {
+  const { instance, common } = EXAMPLE;
+  if (instance.protocol === "file:") {
+    return { kind: "files", instances: [fileURLToPath(instance)], common: fileURLToPath(common) };
+  }
+  try {
+    const read = async (url: URL) => {
+      const res = await fetch(url);
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw new Error(`HTTP ${res.status} ${res.statusText} for ${url.href}`);
+      }
+      return new YamlSource(url.href, await res.text());
+    };
+    const [i, c] = await Promise.all([read(instance), read(common)]);
+    return { kind: "sources", instances: [i], common: c };
+  } catch (e) {
+    if (e instanceof InputError) throw e; // the package's own example does not parse: a bug, exit 1
+    const where = new URL(".", instance).href;
+    if (e instanceof Deno.errors.NotCapable) {
+      return `servingcast: error: the bundled example is at ${where}: pass --instance_config_path and ` +
+        `--common_config_path, or let it be read with --allow-net=${instance.host}`;
+    }
+    // fetch's TypeError says "fetch failed"; its cause says why (refused, DNS, TLS).
+    const cause = e instanceof Error && typeof e.cause === "object" ? (e.cause as { message?: unknown }).message : "";
+    const why = e instanceof Error ? e.message + (typeof cause === "string" && cause ? `: ${cause}` : "") : String(e);
+    return `servingcast: error: cannot fetch the bundled example from ${where} (${why}): ` +
+      "pass --instance_config_path and --common_config_path";
+  }
+}
 
 interface CliOptions {
   instance_config_path?: string[];
@@ -385,8 +461,18 @@ export async function main(args: string[], io: CliOutput = PROCESS_OUTPUT): Prom
 
 async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
   const err = (s: string) => io.stderr(s + "\n");
-  const instances = opts.instance_config_path ?? [EXAMPLE.instance];
-  const common = opts.common_config_path ?? EXAMPLE.common;
+  // Both paths or neither (checked in main): none means the bundled example.
+  const inputs = opts.instance_config_path && opts.common_config_path
+    ? { kind: "files" as const, instances: opts.instance_config_path, common: opts.common_config_path }
+    : await bundledExample();
+  if (typeof inputs === "string") {
+    err(inputs);
+    return 2;
+  }
+  const run = (options: RunOptions) =>
+    inputs.kind === "files"
+      ? runFiles(inputs.instances, inputs.common, options)
+      : runSources(inputs.instances, inputs.common, options);
 
   let profile: ProfileRun | undefined;
   const dump = opts.dump_requests ? new LineWriter(opts.dump_requests) : undefined;
@@ -399,7 +485,7 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
   const wallStart = performance.now();
   let out: RunOutput;
   try {
-    out = runFiles(instances, common, {
+    out = run({
       onPlan: opts.enable_profiling ? (plan) => void (profile = openProfile(opts, plan)) : undefined,
       seed: opts.seed,
       goodput: opts.goodput,

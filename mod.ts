@@ -198,25 +198,35 @@ export type {
   ScenarioManifest,
 } from "./core/calibrate/mod.ts";
 // The scenario types that calibration to validation scenarios (ScenarioCase) refers to.
-export { OPERATORS } from "./core/scenario/mod.ts";
+export { MAX_RATE_MEETING, MIN_VALUE_MEETING, OPERATORS } from "./core/scenario/mod.ts";
 export type {
   BaselineSpec,
   Better,
   Bound,
+  CapacityAnswer,
+  CheckResult,
   ConfigRef,
   Expr,
+  LoadScenarioOptions,
   Measurement,
+  MeasurementResult,
   MetricRef,
   MetricUnit,
   Operator,
+  PointVerdict,
   Scenario,
   ScenarioAssertion,
   ScenarioOverride,
+  ScenarioResult,
   SeedSpec,
   SweepAxis,
+  SweepPoint,
   SweepSpec,
   Tolerance,
 } from "./core/scenario/mod.ts";
+// Scenario files as Deno tests in any repository (the README's "Use in your own repository").
+export { scenarioTests } from "./scenarios/testing.ts";
+export type { ScenarioTestOptions } from "./scenarios/testing.ts";
 export { planDeployments, rateBounds } from "./core/planner/mod.ts";
 export type {
   CandidateId,

@@ -10,6 +10,12 @@
  * `<name>.sweep.json`. With no file, every scenario (the validation ones
  * included). Exits 1 when any scenario fails, 2 on bad input.
  *
+ * `--format` chooses what stdout carries for CI (core/report/ci_formats.ts):
+ * `table` (the above), `github` (the above and an `::error` workflow command
+ * per failed assertion, at its file and line), or one `junit`, `json` or
+ * `markdown` document (the lines then go to stderr). With
+ * `GITHUB_STEP_SUMMARY` set, the Markdown summary is appended to that file.
+ *
  * @module
  */
 import { InputError } from "../core/config/errors.ts";
@@ -21,11 +27,22 @@ import type { RunOutput } from "../core/run.ts";
 import { formatSweepRows, sweepJson } from "../core/scenario/sweep_table.ts";
 import { CONSOLE_OUTPUT, parseShard, readTaskArgs, usageLine } from "./_args.ts";
 import type { TaskOutput } from "./_args.ts";
+export type { TaskOutput } from "./_args.ts";
 import type { ScenarioResult } from "../core/scenario/runner.ts";
 import { readBaseline } from "../core/scenario/baseline.ts";
 import { scenarioReportHtml } from "../core/report/scenario_report.ts";
 import { compareReportHtml, snapshotMetricRows } from "../core/report/compare.ts";
 import { outputDirProblem, OutputError, writeFor } from "../cli_output.ts";
+import { clip } from "../core/config/errors.ts";
+import {
+  CHECK_FORMATS,
+  checkJson,
+  githubAnnotations,
+  isCheckFormat,
+  junitXml,
+  markdownSummary,
+} from "../core/report/ci_formats.ts";
+import type { ScenarioOutcome, WorkspacePaths } from "../core/report/ci_formats.ts";
 
 const USAGE = `Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR] [--report-dir DIR] [--shard I/N]
 
@@ -35,23 +52,47 @@ sweep's points and capacity answer) and wall time; then what failed.
   scenario.yaml …   the scenarios to run (default: every scenario, validation included)
   --tag TAG         only scenarios with this tag (repeatable: any of them)
   --json-dir DIR    write each run's --output_json document (and a sweep's rows) into DIR
+  --baseline-dir DIR  the baseline snapshots' folder (default: __baselines__ beside each scenario)
   --report-dir DIR  write an HTML report per scenario into DIR (<name>.html: assertions, a
                     sweep's curves with the SLO lines, or the run's tables and charts), and
                     <name>.baseline.html (every metric against the baseline) when it differs
   --shard I/N       run only the I-th of N shares of the scenarios (0 ≤ I < N, files dealt
                     round-robin in order), e.g. one CI matrix job or Kubernetes Indexed Job each
+  --format FORMAT   what stdout carries: table (default: the lines above), github (those lines
+                    and an ::error annotation per failed assertion at its file and line), or one
+                    junit (JUnit XML), json or markdown (the job summary) document, the lines
+                    then on stderr; paths relative to $GITHUB_WORKSPACE, else the current folder
   -h, --help        show this help and exit
 
+With GITHUB_STEP_SUMMARY set (GitHub Actions), any format also appends the Markdown summary
+(a row per scenario, then what failed) to that file.
+
 Exit codes: 0 every scenario passes; 1 one fails; 2 bad input.`;
+
+/** Reads an environment variable when the permission set allows it (never prompting); otherwise undefined. */
+function readEnv(name: string): string | undefined {
+  return readable(name) ? Deno.env.get(name) : undefined;
+}
 
 /**
  * Runs `deno task check` with `argv`, its lines to `io`: the exit code (0
  * every scenario passes, 1 one fails, 2 bad input). Tests call it
- * in-process; the task runs it on the process's own output.
+ * in-process; the task runs it on the process's own output. `env` reads
+ * `GITHUB_WORKSPACE` and `GITHUB_STEP_SUMMARY` (default: the process's
+ * environment, as far as the permission set lets it).
  */
-export async function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): Promise<number> {
+export async function runCheck(
+  argv: readonly string[],
+  io: TaskOutput = CONSOLE_OUTPUT,
+  env: (name: string) => string | undefined = readEnv,
+): Promise<number> {
   const parsed = readTaskArgs(
-    { task: "check", usage: USAGE, files: true, options: ["--tag", "--json-dir", "--report-dir", "--shard"] },
+    {
+      task: "check",
+      usage: USAGE,
+      files: true,
+      options: ["--tag", "--json-dir", "--report-dir", "--baseline-dir", "--shard", "--format"],
+    },
     argv,
   );
   if (parsed.kind === "exit") {
@@ -60,7 +101,18 @@ export async function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE
     return parsed.code;
   }
   const args = parsed.args;
+  const format = args.options["--format"]?.at(-1) ?? "table";
+  if (!isCheckFormat(format)) {
+    io.err(usageLine("check", `--format: expected one of ${CHECK_FORMATS.join(", ")}, got '${clip(format)}'`));
+    return 2;
+  }
+  // The lines of the table: stdout, unless stdout carries a document.
+  const show = format === "table" || format === "github" ? (l: string) => io.out(l) : (l: string) => io.err(l);
+  const cwd = Deno.cwd();
+  const paths: WorkspacePaths = { root: env("GITHUB_WORKSPACE") || cwd, cwd };
+  const outcomes: ScenarioOutcome[] = [];
   const tags = args.options["--tag"] ?? [];
+  const baselineDir = args.options["--baseline-dir"]?.at(-1);
   const jsonDir = args.options["--json-dir"]?.at(-1);
   if (jsonDir) Deno.mkdirSync(jsonDir, { recursive: true });
   const reportDir = args.options["--report-dir"]?.at(-1);
@@ -84,8 +136,9 @@ export async function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE
   const fmt = (x: number, unit: string) => (Number.isFinite(x) ? `${Number(x.toPrecision(3))}${unit}` : "–");
   for (const file of files) {
     let line: string;
+    const begun = performance.now();
     try {
-      const s = loadScenario(file);
+      const s = loadScenario(file, undefined, { baselineDir });
       if (tags.length && !tags.some((t) => s.tags.includes(t))) continue;
       const start = performance.now();
       const r = runScenario(s, undefined, { timeseries: reportDir !== undefined });
@@ -130,6 +183,7 @@ export async function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE
         }
       }
       if (reportDir) await writeReports(reportDir, r);
+      outcomes.push({ kind: "ran", file, result: r, seconds: wall });
       if (!r.pass) {
         failed++;
         messages.push(...r.checks.filter((c) => !c.pass).map((c) => c.message));
@@ -137,7 +191,7 @@ export async function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE
       }
     } catch (e) {
       if (e instanceof OutputError) {
-        io.out(`FAIL  ${relative(file)}  (report not written)`);
+        show(`FAIL  ${relative(file)}  (report not written)`);
         for (const m of [...messages, `check: ${e.message}`]) io.err(m);
         return 2;
       }
@@ -146,11 +200,38 @@ export async function runCheck(argv: readonly string[], io: TaskOutput = CONSOLE
       badInput = true;
       line = `FAIL  ${relative(file)}  (bad input)`;
       messages.push(e.message);
+      const seconds = (performance.now() - begun) / 1000;
+      outcomes.push({ kind: "bad input", file, message: e.message, location: e.location, detail: e.detail, seconds });
     }
-    io.out(line);
+    show(line);
+    if (format === "github") { for (const a of githubAnnotations(outcomes.at(-1)!, paths)) io.out(a); }
   }
   for (const m of messages) io.err(m);
-  return badInput ? 2 : failed ? 1 : 0;
+  const code = badInput ? 2 : failed ? 1 : 0;
+  if (format === "junit") io.out(junitXml(outcomes, paths));
+  if (format === "json") io.out(checkJson(outcomes, paths, code));
+  const title = `ServingCast scenarios${shard.count > 1 ? ` (shard ${shard.index}/${shard.count})` : ""}`;
+  const markdown = () => markdownSummary(outcomes, paths, { title });
+  if (format === "markdown") io.out(markdown());
+  const summaryFile = env("GITHUB_STEP_SUMMARY");
+  if (summaryFile) {
+    try {
+      Deno.writeTextFileSync(summaryFile, `${markdown()}\n\n`, { append: true });
+    } catch (e) {
+      io.err(`check: could not append the summary to GITHUB_STEP_SUMMARY (${summaryFile}): ${(e as Error).message}`);
+    }
+  } else if (format === "github" && env === readEnv && !readable("GITHUB_STEP_SUMMARY")) {
+    io.err(
+      "check: the permission set does not let the task read GITHUB_STEP_SUMMARY or GITHUB_WORKSPACE: no job summary, " +
+        "paths relative to the current folder",
+    );
+  }
+  return code;
+}
+
+/** Whether the permission set lets the task read an environment variable. */
+function readable(name: string): boolean {
+  return Deno.permissions.querySync({ name: "env", variable: name }).state === "granted";
 }
 
 /** Writes `<name>.html`, and `<name>.baseline.html` when the baseline check failed. */

@@ -3,10 +3,11 @@
  * those of `scenarios/validation/`. `deno test -P scenarios/` finds both
  * modules: Deno runs TypeScript test modules, not YAML files. A failing step
  * reports the scenario's file:line, the bound and the value the run produced.
+ * This is the same three-line module a user's own repository holds (see
+ * scenarios/testing.ts and the README's "Use in your own repository").
  *
  * @module
  */
-import { registerScenarios } from "./_register.ts";
-import { topLevelFiles } from "./_files.ts";
+import { scenarioTests } from "./testing.ts";
 
-registerScenarios(topLevelFiles());
+scenarioTests(import.meta.url);

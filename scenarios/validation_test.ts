@@ -16,13 +16,12 @@ import {
   runScenario,
 } from "../core/scenario/mod.ts";
 import type { ScenarioResult } from "../core/scenario/mod.ts";
-import { PENDING_CASES, validationFiles } from "./_files.ts";
-import { registerScenarios } from "./_register.ts";
+import { PENDING_CASES } from "./_files.ts";
+import { scenarioTests } from "./testing.ts";
 
-const files = validationFiles();
 /** Each validation scenario's run, kept by its test for the fidelity check (which runs any a filter skipped). */
 const runs = new Map<string, ScenarioResult>();
-registerScenarios(files, (file, run) => runs.set(file, run));
+const files = scenarioTests(new URL("./validation/", import.meta.url), { onRun: (file, run) => runs.set(file, run) });
 
 Deno.test("docs/fidelity.md matches a fresh run of scenarios/validation/", () => {
   const report = fidelityReport(files.map((f) => runs.get(f) ?? runScenario(loadScenario(f))));

@@ -40,6 +40,7 @@ const HELP_FIRST_LINES: Record<string, string> = {
   fuzz: "Usage: deno task fuzz [--cases N] [--seed S] [--from K]",
   compare: "Usage: deno task compare A.json B.json [options]",
   screenshot: "Usage: deno task screenshot PAGE.html OUT.png [--width 1280]",
+  "validate:actions": "Usage: deno task validate:actions [FILE …]",
 };
 
 Deno.test("every task prints its usage on --help and exits 0 without doing its work", async () => {

@@ -19,6 +19,7 @@ export {
 export type {
   BaselineSpec,
   ConfigRef,
+  LoadScenarioOptions,
   Measurement,
   Scenario,
   ScenarioAssertion,

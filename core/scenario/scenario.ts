@@ -451,12 +451,18 @@ function completeConfig(src: YamlSource, at: PathPart[], p: PartialConfig): Conf
   return { instances, common, overrides };
 }
 
+/** Options of {@link loadScenario}. */
+export interface LoadScenarioOptions {
+  /** The folder of the baseline snapshots (default: `__baselines__` beside the scenario). */
+  readonly baselineDir?: string;
+}
+
 /**
  * Reads and validates a scenario file.
  *
  * @throws {InputError} on a bad scenario file (the configurations are checked when run)
  */
-export function loadScenario(file: string, fs?: FileSystem): Scenario {
+export function loadScenario(file: string, fs?: FileSystem, options: LoadScenarioOptions = {}): Scenario {
   const src = readYaml(file, fs);
   const s: ScenarioFile = validate(src, ScenarioFileSchema);
   const hasRuns = s.expect || s.measured || s.baseline || s.expect_per_point || s.max_rate_meeting ||
@@ -534,7 +540,7 @@ export function loadScenario(file: string, fs?: FileSystem): Scenario {
       ),
       strict: b.strict ?? false,
       minMax: b.min_max ?? false,
-      file: fileIn(join(dirname(file), "__baselines__"), `${name}.json`),
+      file: fileIn(options.baselineDir ?? join(dirname(file), "__baselines__"), `${name}.json`),
     }
     : undefined;
   const firstConfig = base ?? variants.values().next().value ?? src.fail(["variants"], "expected at least one variant");

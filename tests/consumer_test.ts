@@ -1,0 +1,34 @@
+/**
+ * ServingCast in another repository (issue 14): tests/consumer/ is such a
+ * repository, with its own deno.json (importing this package as
+ * `jsr:@servingcast/servingcast`, linked to this folder with `links`, as a
+ * published import resolves), its own configs and trace, and the three-line
+ * scenarios/slo_test.ts of the README. `deno test -P` inside it runs its
+ * scenarios with its own least permissions: one passes, one deliberately
+ * fails, naming its scenario file and line.
+ */
+import assert from "node:assert/strict";
+import { ROOT } from "./_helpers.ts";
+
+Deno.test("a consumer repository's deno test -P runs its own scenarios: one passes, one fails at its file and line", async () => {
+  const cwd = `${ROOT}tests/consumer`;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["test", "-P", "--quiet"],
+    cwd,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 1, text);
+  assert.match(text, /^scenario chat-on-two-h100s \(scenarios\/chat_passes\.yaml\) \.\.\. ok /m);
+  assert.match(text, /^scenario chat-on-one-h100-tight-slo \(scenarios\/chat_one_gpu_fails\.yaml\) \.\.\. FAILED/m);
+  // The failure names the consumer's own scenario file, line and column, the bound and the value.
+  assert.match(
+    text,
+    /error: Error: scenarios\/chat_one_gpu_fails\.yaml:11:3: expect\.ttft\.p99: expected TTFT_FROM_ARRIVAL\(s\)\.P99 < 5ms, got 0\.0\d+/,
+  );
+  assert.match(text, /FAILED \| 1 passed \(4 steps\) \| 1 failed \(1 step\)/);
+  // Its own permissions only: read and two environment variables, nothing granted by this repository's deno.json.
+  assert.doesNotMatch(text, /NotCapable|Requires .* access/);
+});
