@@ -155,7 +155,9 @@ function profileWindow(v: string): { start: number; end: number } {
   };
   const parts = v.split(",").map((p) => p.trim());
   const [start, end] = parts.map(Number);
-  if (parts.length !== 2 || parts.includes("") || !Number.isFinite(start) || !Number.isFinite(end)) {
+  // Decimal numbers only (Number() would also take 0x10 or 1e3_0).
+  const decimal = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+  if (parts.length !== 2 || !parts.every((p) => decimal.test(p)) || !Number.isFinite(start) || !Number.isFinite(end)) {
     fail("expected START,END in simulated seconds (e.g. 60,120)");
   }
   if (start < 0) fail("START must not be negative");

@@ -13,22 +13,26 @@ import { fileIn } from "../core/scenario/scenario.ts";
 import { scenarioFiles } from "./_files.ts";
 import { parseTaskArgs } from "./_args.ts";
 
-const USAGE = `Usage: deno task baseline [scenario.yaml …]
+const USAGE = `Usage: deno task baseline [scenario.yaml …] [--baseline-dir DIR]
 
 Runs the scenarios that have a 'baseline:' section and rewrites their snapshots
 (__baselines__/<name>.json beside them). Review the diff before committing it.
 
-  scenario.yaml …   the scenarios (default: every scenario with 'baseline:')
-  -h, --help        show this help and exit
+  scenario.yaml …     the scenarios (default: every scenario with 'baseline:')
+  --baseline-dir DIR  write the snapshots there instead (as deno task check --baseline-dir reads them);
+                      the task's permission set writes under scenarios/ only: elsewhere, run
+                      deno run --allow-read --allow-write=DIR scenarios/baseline.ts …
+  -h, --help          show this help and exit
 
 Exit codes: 0 written; 2 bad input (one line per bad file).`;
 
-const args = parseTaskArgs({ task: "baseline", usage: USAGE, files: true }, Deno.args);
+const args = parseTaskArgs({ task: "baseline", usage: USAGE, files: true, options: ["--baseline-dir"] }, Deno.args);
+const baselineDir = args.options["--baseline-dir"]?.at(-1);
 const files = args.files.length ? args.files : scenarioFiles();
 for (const file of files) {
   let s: Scenario;
   try {
-    s = loadScenario(file);
+    s = loadScenario(file, undefined, { baselineDir });
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     console.error(e.message);
@@ -39,11 +43,33 @@ for (const file of files) {
     if (args.files.length) console.error(`${file}: no 'baseline:' in this scenario, nothing written`);
     continue;
   }
-  const r = runScenario({ ...s, baseline: undefined });
+  let r;
+  try {
+    r = runScenario({ ...s, baseline: undefined });
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    console.error(e.message);
+    Deno.exitCode = 2;
+    continue;
+  }
   // The name is checked when the scenario is loaded; the path must still stay in __baselines__.
-  const out = fileIn(join(dirname(s.file), "__baselines__"), basename(s.baseline.file));
+  const out = fileIn(baselineDir ?? join(dirname(s.file), "__baselines__"), basename(s.baseline.file));
   if (out !== s.baseline.file) throw new Error(`refusing to write ${s.baseline.file}: not in ${dirname(out)}`);
-  Deno.mkdirSync(dirname(out), { recursive: true });
-  Deno.writeTextFileSync(out, formatBaseline(r.snapshot));
+  try {
+    Deno.mkdirSync(dirname(out), { recursive: true });
+    Deno.writeTextFileSync(out, formatBaseline(r.snapshot));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied || isIo(e))) throw e;
+    console.error(
+      `baseline: cannot write ${out}: ${(e as Error).message.split("\n")[0]} (see deno task baseline --help)`,
+    );
+    Deno.exitCode = 2;
+    continue;
+  }
   console.log(`wrote ${out} (${Object.keys(r.snapshot).length} metrics)`);
+}
+
+/** A file-system error (a missing folder, a file where a folder belongs, a full disk). */
+function isIo(e: unknown): boolean {
+  return e instanceof Error && (e.name in Deno.errors || /\(os error \d+\)/.test(e.message));
 }

@@ -114,13 +114,14 @@ export async function runCheck(
   const tags = args.options["--tag"] ?? [];
   const baselineDir = args.options["--baseline-dir"]?.at(-1);
   const jsonDir = args.options["--json-dir"]?.at(-1);
-  if (jsonDir) Deno.mkdirSync(jsonDir, { recursive: true });
   const reportDir = args.options["--report-dir"]?.at(-1);
-  const dirProblem = reportDir !== undefined ? outputDirProblem("--report-dir", reportDir) : undefined;
+  const dirProblem = (jsonDir !== undefined ? outputDirProblem("--json-dir", jsonDir) : undefined) ??
+    (reportDir !== undefined ? outputDirProblem("--report-dir", reportDir) : undefined);
   if (dirProblem) {
     io.err(usageLine("check", dirProblem));
     return 2;
   }
+  if (jsonDir) Deno.mkdirSync(jsonDir, { recursive: true });
   if (reportDir) Deno.mkdirSync(reportDir, { recursive: true });
   const shardText = args.options["--shard"]?.at(-1);
   const shard = shardText === undefined ? { index: 0, count: 1 } : parseShard(shardText);

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { dirname, isAbsolute, join, relative } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import picomatch from "picomatch";
 import { fileURLToPath } from "node:url";
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
@@ -52,7 +52,7 @@ const SKIPPED = new Set([".git", "node_modules", "__baselines__"]);
  * relative to `folder`), sorted: the walk starts at each glob's static
  * folder (`validation/**` walks only `validation/`).
  */
-function matchFiles(folder: string, patterns: readonly string[]): string[] {
+export function matchFiles(folder: string, patterns: readonly string[]): string[] {
   const isMatch = picomatch([...patterns]);
   const found = new Set<string>();
   const walk = (rel: string, deep: boolean) => {
@@ -69,10 +69,22 @@ function matchFiles(folder: string, patterns: readonly string[]): string[] {
     }
   };
   for (const p of patterns) {
-    const { base, glob } = picomatch.scan(p);
-    walk(base, glob.includes("/") || glob.includes("**"));
+    const { base, glob, isGlob } = picomatch.scan(p);
+    if (!isGlob) {
+      // A plain file name: that file, when it is one.
+      const rel = base.replace(/^\.\//, "");
+      if (fileAt(join(folder, rel))) found.add(rel);
+    } else walk(base, glob.includes("/") || glob.includes("**"));
   }
   return [...found].sort().map((f) => join(folder, f));
+}
+
+function fileAt(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
 }
 
 /** How a path is shown in test names and messages: relative to the working folder when inside it. */
@@ -108,7 +120,15 @@ export function scenarioTests(base: string | URL, options: ScenarioTestOptions =
   const folder = baseFolder(base);
   const patterns = typeof options.files === "string" ? [options.files] : options.files ?? ["*.yaml"];
   const files = matchFiles(folder, patterns);
-  const baselineDir = options.baselineDir === undefined ? undefined : join(folder, options.baselineDir);
+  if (files.length === 0) {
+    // A gate that checks nothing must not pass: a typo in a glob is a failing test.
+    const message = `no scenario file matches ${patterns.map((p) => `'${p}'`).join(" or ")} in ${shown(folder)}`;
+    Deno.test(`scenarios (${patterns.join(", ")})`, () => {
+      throw new Error(message);
+    });
+    return [];
+  }
+  const baselineDir = options.baselineDir === undefined ? undefined : resolve(folder, options.baselineDir);
   const tags = options.tags ?? [];
   const registered: string[] = [];
   for (const file of files) {
@@ -145,6 +165,14 @@ export function scenarioTests(base: string | URL, options: ScenarioTestOptions =
           if (!m.pass) throw new Error(m.message);
         });
       }
+    });
+  }
+  if (registered.length === 0) {
+    const message = `none of the ${files.length} scenario files in ${shown(folder)} has the tag ${
+      tags.map((t) => `'${t}'`).join(" or ")
+    }`;
+    Deno.test(`scenarios tagged ${tags.join(", ")}`, () => {
+      throw new Error(message);
     });
   }
   return registered;

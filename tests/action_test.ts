@@ -17,7 +17,8 @@ interface Step {
   env?: Record<string, string>;
 }
 
-Deno.test("action.yml's scenario step annotates the failing assertion, writes the summary and the reports", async () => {
+/** Runs the action's scenario step in a copy of the consumer fixture, with some inputs changed. */
+async function runStep(inputs: Record<string, string> = {}) {
   const action = parse(Deno.readTextFileSync(`${ROOT}action.yml`)) as {
     inputs: Record<string, { default: string }>;
     runs: { using: string; steps: Step[] };
@@ -27,20 +28,27 @@ Deno.test("action.yml's scenario step annotates the failing assertion, writes th
   const work = Deno.makeTempDirSync({ prefix: "servingcast-action-" });
   // The consumer repository as the workspace (a copy: the step writes its reports into it).
   for (const dir of ["scenarios", "scenarios/configs"]) Deno.mkdirSync(`${work}/${dir}`, { recursive: true });
-  for (const f of ["chat_passes.yaml", "chat_one_gpu_fails.yaml", "configs/h100.yaml", "configs/chat.yaml"]) {
+  for (
+    const f of [
+      "chat_passes.yaml",
+      "chat_one_gpu_fails.yaml",
+      "configs/h100.yaml",
+      "configs/chat.yaml",
+      "configs/chat_trace.jsonl",
+    ]
+  ) {
     Deno.copyFileSync(`${ROOT}tests/consumer/scenarios/${f}`, `${work}/scenarios/${f}`);
   }
-  Deno.copyFileSync(
-    `${ROOT}tests/consumer/scenarios/configs/chat_trace.jsonl`,
-    `${work}/scenarios/configs/chat_trace.jsonl`,
-  );
   const summary = `${work}/summary.md`;
   // Each `${{ … }}` of the step's env, as GitHub fills it in.
-  const inputs = Object.fromEntries(Object.entries(action.inputs).map(([k, v]) => [k, String(v.default)]));
+  const given = {
+    ...Object.fromEntries(Object.entries(action.inputs).map(([k, v]) => [k, String(v.default)])),
+    ...inputs,
+  };
   const env = Object.fromEntries(
     Object.entries(step.env ?? {}).map(([k, v]) => [
       k,
-      v.replace(/\$\{\{\s*inputs\.([\w-]+)\s*\}\}/g, (_, name) => inputs[name])
+      v.replace(/\$\{\{\s*inputs\.([\w-]+)\s*\}\}/g, (_, name) => given[name])
         .replace(/\$\{\{\s*github\.action_path\s*\}\}/g, ROOT.replace(/\/$/, "")),
     ]),
   );
@@ -60,20 +68,47 @@ Deno.test("action.yml's scenario step annotates the failing assertion, writes th
     stdout: "piped",
     stderr: "piped",
   }).output();
-  const stdout = new TextDecoder().decode(out.stdout);
-  const stderr = new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 1, stdout + stderr);
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+    summary,
+    reports: `${work}/${given["report-dir"]}`,
+  };
+}
+
+Deno.test("action.yml's scenario step annotates the failing assertion, writes the summary and the reports", async () => {
+  const r = await runStep();
+  assert.equal(r.code, 1, r.stdout + r.stderr);
   assert.match(
-    stdout,
+    r.stdout,
     /^::error file=scenarios\/chat_one_gpu_fails\.yaml,line=11,col=3,title=chat-on-one-h100-tight-slo%3A expect\.ttft\.p99 < 5ms::expect\.ttft\.p99: expected TTFT_FROM_ARRIVAL\(s\)\.P99 < 5ms, got 0\.0\d+$/m,
   );
-  assert.match(stdout, /^PASS {2}chat-on-two-h100s /m);
-  assert.match(Deno.readTextFileSync(summary), /^\| `chat-on-one-h100-tight-slo` \| ❌ \|/m);
-  const reports = [...Deno.readDirSync(`${work}/${inputs["report-dir"]}`)].map((e) => e.name).sort();
-  assert.deepEqual(reports, [
+  assert.match(r.stdout, /^PASS {2}chat-on-two-h100s /m);
+  assert.match(Deno.readTextFileSync(r.summary), /^\| `chat-on-one-h100-tight-slo` \| ❌ \|/m);
+  assert.deepEqual([...Deno.readDirSync(r.reports)].map((e) => e.name).sort(), [
     "chat-on-one-h100-tight-slo.html",
     "chat-on-one-h100-tight-slo.json",
     "chat-on-two-h100s.html",
     "chat-on-two-h100s.json",
   ]);
+});
+
+Deno.test("action.yml: a glob that matches nothing, or no scenarios at all, fails the step instead of checking nothing", async () => {
+  for (
+    const [scenarios, want] of [
+      ["scenarioz/*.yaml", /^::error::no scenario file matches 'scenarioz\/\*\.yaml'$/m],
+      ["scenarios/chat_passes.yaml missing.yaml", /^::error::no scenario file matches 'missing\.yaml'$/m],
+      ["  ", /^::error::the scenarios input names no file or glob$/m],
+    ] as const
+  ) {
+    const r = await runStep({ scenarios });
+    assert.equal(r.code, 2, `${scenarios}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stdout, want);
+    assert.doesNotMatch(r.stdout, /PASS|FAIL/, "no scenario ran");
+  }
+  // A plain file name: that scenario alone.
+  const one = await runStep({ scenarios: "scenarios/chat_passes.yaml" });
+  assert.equal(one.code, 0, one.stdout + one.stderr);
+  assert.match(one.stdout, /^PASS {2}chat-on-two-h100s /m);
 });

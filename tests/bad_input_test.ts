@@ -94,6 +94,11 @@ const cases: Case[] = [
       'DIRc.yaml:14:19: serving_config.routing_policy: expected one of least_loaded, round_robin, least_kv, random, got "shortest_queue"',
   },
   {
+    name: "a !!binary value where a key is unknown (parsed data is shared frozen; binary data stays as parsed)",
+    common: COMMON_OK.replace("max_tokens_budget: 4096", "max_tokens_budget: 4096\n  note: !!binary aGVsbG8="),
+    expect: "DIRc.yaml:14:3: serving_config.note: unknown key 'note'",
+  },
+  {
     name: "unknown pd_role",
     instance: INSTANCE_OK.replace("pd_role: both", "pd_role: mixed"),
     expect: 'DIRi.yaml:5:14: instance_groups[0].pd_role: expected one of prefill, decode, both, got "mixed"',

@@ -453,3 +453,23 @@ Deno.test("--format table is the default's output; an unknown --format is one us
   assert.match(help.stdout, /\n {2}--format FORMAT {3}what stdout carries: table \(default/);
   assert.match(help.stdout, /\nWith GITHUB_STEP_SUMMARY set/);
 });
+
+Deno.test("--baseline-dir: snapshots are read from that folder, and the fix names it", async () => {
+  const dir = writeTemp({ "s.yaml": scenario("gated", "baseline: true\n") });
+  const missing = await runCheckTask([`${dir}s.yaml`, "--baseline-dir", `${dir}snapshots`]);
+  assert.equal(missing.code, 1, missing.stderr);
+  assert.match(
+    missing.stderr,
+    new RegExp(
+      `: baseline: no baseline at ${dir}snapshots/gated\\.json: run \`deno task baseline ${dir}s\\.yaml --baseline-dir ${dir}snapshots\`$`,
+      "m",
+    ),
+  );
+  const run = runScenario(loadScenario(`${dir}s.yaml`, undefined, { baselineDir: `${dir}snapshots` }));
+  Deno.mkdirSync(`${dir}snapshots`);
+  Deno.writeTextFileSync(`${dir}snapshots/gated.json`, JSON.stringify(run.snapshot));
+  const ok = await runCheckTask([`${dir}s.yaml`, "--baseline-dir", `${dir}snapshots`]);
+  assert.equal(ok.code, 0, ok.stderr);
+  // Without the option the default folder beside the scenario is read, and it has none.
+  assert.equal((await runCheckTask([`${dir}s.yaml`])).code, 1);
+});

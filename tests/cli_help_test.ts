@@ -30,7 +30,7 @@ import { CATALOG_BEGIN, CATALOG_END, catalogMarkdown } from "../core/report/cata
 const HELP_FIRST_LINES: Record<string, string> = {
   sim: "Usage: servingcast [options]",
   check: "Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR] [--report-dir DIR] [--shard I/N]",
-  baseline: "Usage: deno task baseline [scenario.yaml …]",
+  baseline: "Usage: deno task baseline [scenario.yaml …] [--baseline-dir DIR]",
   validate: "Usage: deno task validate",
   schema: "Usage: deno task schema",
   calibrate: "Usage: deno task calibrate manifest.yaml   (see core/calibrate/manifest.ts for its keys)",

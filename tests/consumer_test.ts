@@ -32,3 +32,11 @@ Deno.test("a consumer repository's deno test -P runs its own scenarios: one pass
   // Its own permissions only: read and two environment variables, nothing granted by this repository's deno.json.
   assert.doesNotMatch(text, /NotCapable|Requires .* access/);
 });
+
+Deno.test("the README's test file is the consumer's, character for character", () => {
+  const readme = Deno.readTextFileSync(`${ROOT}README.md`);
+  const block = /`scenarios\/slo_test\.ts`, as is[^`]*`[^`]*`[^`]*```ts ignore\n([^`]+)```/.exec(readme);
+  assert.ok(block, "the README shows scenarios/slo_test.ts");
+  const shown = block[1].split("\n").map((l) => l.replace(/^ {3}/, "")).join("\n").trimEnd();
+  assert.equal(shown, Deno.readTextFileSync(`${ROOT}tests/consumer/scenarios/slo_test.ts`).trimEnd());
+});

@@ -11,7 +11,7 @@ import { runFiles } from "../core/run.ts";
 import type { RunOutput } from "../core/run.ts";
 import { runJson } from "../core/report/run_json.ts";
 import { runReportHtml } from "../core/report/run_report.ts";
-import { formatCompareTable, runMetricRows } from "../core/report/compare.ts";
+import { formatCompareTable, runDocumentProblem, runMetricRows, snapshotMetricRows } from "../core/report/compare.ts";
 import { valueAt } from "../core/report/html.ts";
 import { MAX_BUCKETS } from "../core/metrics/timeseries.ts";
 import { runCompare } from "../tools/compare.ts";
@@ -172,4 +172,50 @@ Deno.test("deno task check --report-dir: a page per scenario, a sweep's SLO curv
   const bad = await runCheckTask([`${base}s.yaml`, "--report-dir", `${base}s.yaml`]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /^check: --report-dir: .*s\.yaml is not a folder/);
+});
+
+Deno.test("compare: a snapshot's variant keys and capacity answers keep their direction; a malformed document is named", () => {
+  const keys = [
+    "agg.request_throughput(req/s)",
+    "disagg.TTFT(s).P99",
+    "agg.preemptions",
+    "max_rate_meeting",
+    "min_value_meeting",
+    "total_input_tokens",
+  ];
+  const snap = Object.fromEntries(keys.map((k) => [k, 1]));
+  assert.deepEqual(
+    Object.fromEntries(snapshotMetricRows(snap, snap).map((r) => [r.metric, r.better])),
+    {
+      "agg.preemptions": "lower",
+      "agg.request_throughput(req/s)": "higher",
+      "disagg.TTFT(s).P99": "lower",
+      max_rate_meeting: "higher",
+      min_value_meeting: "lower",
+      total_input_tokens: "none",
+    },
+  );
+  const doc = JSON.parse(runJson(run(EXAMPLE)));
+  assert.equal(runDocumentProblem(doc), undefined);
+  assert.equal(runDocumentProblem({ ...doc, groups: 5 }), "groups: Invalid input: expected array, received number");
+  assert.equal(
+    runDocumentProblem({ ...doc, groups: [null] }),
+    "groups.0: Invalid input: expected object, received null",
+  );
+  assert.equal(
+    runDocumentProblem({ ...doc, distributions: { seconds: null } }),
+    "distributions.seconds: Invalid input: expected record, received null",
+  );
+});
+
+Deno.test("check --report-dir on a scenario with variants: their runs overlaid, then each variant's own charts, ids unique", async () => {
+  const dir = writeTemp({});
+  const r = await runCheckTask([`${ROOT}scenarios/pd_vs_aggregated.yaml`, "--report-dir", dir]);
+  assert.equal(r.code, 0, r.stderr);
+  const html = Deno.readTextFileSync(`${dir}pd-vs-aggregated-long-prompts.html`);
+  assert.match(html, /<h2>Variants compared: agg, disagg, disagg_slow_link<\/h2>/);
+  for (const v of ["agg", "disagg", "disagg_slow_link"]) assert.match(html, new RegExp(`<h2>Variant ${v}</h2>`));
+  assert.match(html, /data-chart="disagg-kv_transfers_in_flight"/);
+  const ids = [...html.matchAll(/data-chart="([^"]+)"/g)].map((m) => m[1]);
+  assert.equal(new Set(ids).size, ids.length, "chart ids are unique");
 });

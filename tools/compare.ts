@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { compareReportHtml, formatCompareTable, isRunDocument, runMetricRows } from "../core/report/compare.ts";
+import { compareReportHtml, formatCompareTable, runDocumentProblem, runMetricRows } from "../core/report/compare.ts";
 import { OutputError, outputFileProblem, reason, writeFor } from "../cli_output.ts";
 import { CONSOLE_OUTPUT, readTaskArgs, usageLine } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
@@ -39,9 +39,10 @@ function readRun(path: string): unknown | string {
   } catch (e) {
     return `${path}: not JSON: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`;
   }
-  return isRunDocument(doc)
+  const problem = runDocumentProblem(doc);
+  return problem === undefined
     ? doc
-    : `${path}: not a run document (no per_metric_summary and overall_summary; write one with deno task sim --output_json)`;
+    : `${path}: not a run document (${problem}; write one with deno task sim --output_json)`;
 }
 
 /** Runs `deno task compare` with `argv`: the exit code (0 compared, 2 bad input). */

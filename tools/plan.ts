@@ -166,6 +166,9 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
   const shardText = opt("--shard");
   const shard: PlanShard | string = shardText === undefined ? { index: 0, count: 1 } : parseShard(shardText);
   if (typeof shard === "string") return bad(shard);
+  if (shard.count > 1 && reportDir !== undefined) {
+    return bad("--report-dir needs the whole plan: pass it to the --merge run");
+  }
   if (shard.count > 1 && !opt("--out")) {
     return bad("--shard needs --out DIR (where the shard's JSON goes, for --merge)");
   }

@@ -88,7 +88,8 @@ function hasAlias(node: Node): boolean {
 
 /** Freezes `v` and everything in it: a parsed file is shared by its readers (see `readYaml`). */
 function deepFreeze<T>(v: T): T {
-  if (v !== null && typeof v === "object" && !Object.isFrozen(v)) {
+  // Typed arrays (a `!!binary` value) cannot be frozen; they stay as they are.
+  if (v !== null && typeof v === "object" && !ArrayBuffer.isView(v) && !Object.isFrozen(v)) {
     Object.freeze(v);
     for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
   }

@@ -7,7 +7,9 @@
  * @module
  */
 import { ALL_STATISTICS, EXT_COLUMNS, METRIC_COLUMNS, OVERALL_KEYS } from "../metrics/summary.ts";
+import { z } from "zod";
 import { resolveMetric } from "../scenario/metric_keys.ts";
+import { MAX_RATE_MEETING, MIN_VALUE_MEETING } from "../scenario/scenario.ts";
 import { alignColumns } from "./columns.ts";
 import { numberCell, page, section, showNumber, table, textCell, valueAt } from "./html.ts";
 import { cdfCharts, seriesCharts } from "./run_report.ts";
@@ -29,10 +31,40 @@ const HEADROOM_KEYS = ["batch_occupancy", "kv_occupancy", "kv_occupancy_peak", "
 const GROUP_KEYS = ["mean_batch", "peak_batch", "preemptions", "kv_occupancy", "mfu", "mbu", "requests_served"];
 const betterOf = (name: string) => resolveMetric(name)?.better ?? "none";
 
+const series = z.array(z.number().nullable());
+const statTable = z.record(z.string(), z.record(z.string(), z.number().nullable()));
+/**
+ * The parts of a run's JSON document that a comparison reads, with the
+ * shapes it reads them in (other keys pass): what `--output_json` writes.
+ */
+const RunDocumentSchema = z.looseObject({
+  per_metric_summary: statTable,
+  overall_summary: z.record(z.string(), z.number().nullable()),
+  ext_metric_summary: statTable.optional(),
+  load: z.record(z.string(), z.unknown()).optional(),
+  headroom: z.record(z.string(), z.number().nullable()).optional(),
+  groups: z.array(z.looseObject({ group: z.string() })).optional(),
+  distributions: z.looseObject({ seconds: z.record(z.string(), series) }).optional(),
+  timeseries: z.looseObject({
+    time_s: series,
+    offered_rate: series,
+    achieved_rate: series,
+    groups: z.array(z.object({ group: z.string() }).catchall(series)),
+  }).optional(),
+});
+
+/** Why `doc` is not a run's JSON document (what `--output_json` writes), or undefined when it is one. */
+export function runDocumentProblem(doc: unknown): string | undefined {
+  const r = RunDocumentSchema.safeParse(doc);
+  if (r.success) return undefined;
+  const issue = r.error.issues[0];
+  const at = issue.path.map(String).join(".");
+  return `${at ? `${at}: ` : ""}${issue.message}`;
+}
+
 /** Whether `doc` is a run's JSON document (what `--output_json` writes). */
 export function isRunDocument(doc: unknown): boolean {
-  return typeof valueAt(doc, ["per_metric_summary"]) === "object" &&
-    typeof valueAt(doc, ["overall_summary"]) === "object";
+  return runDocumentProblem(doc) === undefined;
 }
 
 /**
@@ -65,13 +97,26 @@ export function runMetricRows(a: unknown, b: unknown): MetricRow[] {
   return rows;
 }
 
+/**
+ * Which way a snapshot key is better: a variant's keys (`disagg.request_throughput(req/s)`) as their metric's; the
+ * capacity answers: more rate is better, fewer instances are.
+ */
+function snapshotBetter(key: string): MetricRow["better"] {
+  if (key === MAX_RATE_MEETING) return "higher";
+  if (key === MIN_VALUE_MEETING) return "lower";
+  const own = resolveMetric(key);
+  if (own) return own.better;
+  const dot = key.indexOf(".");
+  return dot > 0 ? betterOf(key.slice(dot + 1)) : "none";
+}
+
 /** The rows comparing two flat snapshots (a scenario's baseline and its run), by key. */
 export function snapshotMetricRows(a: Record<string, number>, b: Record<string, number>): MetricRow[] {
   return [...new Set([...Object.keys(a), ...Object.keys(b)])].sort().map((k) => ({
     metric: k,
     pathA: [k],
     pathB: [k],
-    better: betterOf(k.replace(/^[^.]+\.(?=[A-Z_]+\()/, "")),
+    better: snapshotBetter(k),
   }));
 }
 

@@ -10,7 +10,8 @@
 import type { ScenarioResult } from "../scenario/runner.ts";
 import type { ScenarioAssertion } from "../scenario/scenario.ts";
 import { chart, escapeHtml, lineSpec, page, section, showNumber, table, textCell } from "./html.ts";
-import { runReportSections } from "./run_report.ts";
+import { cdfCharts, runReportSections, seriesCharts } from "./run_report.ts";
+import { runJson } from "./run_json.ts";
 
 /** Seconds per time unit an SLO bound may carry (as the scenario files write them). */
 const UNIT: Record<string, number> = { "": 1, s: 1, ms: 1e-3, us: 1e-6, "µs": 1e-6, min: 60, h: 3600 };
@@ -56,14 +57,16 @@ async function sweepCharts(r: ScenarioResult): Promise<string> {
   const x = { field: "x", title: axis.key };
   const points = [...r.points].sort((a, b) => a.values[0] - b.values[0]);
   const slos = s.slos.length ? s.slos : s.minValueSlos.length ? s.minValueSlos : s.perPoint;
+  // More than one swept key: a line per combination of the others, against the first.
+  const others = s.sweep!.axes.slice(1);
+  const lineOf = (p: (typeof points)[number]) => others.map((ax, i) => `${ax.key}=${p.values[i + 1]}`).join(", ");
+  const byLine = others.length ? { field: "series", title: others.map((ax) => ax.key).join(", ") } : undefined;
   const out: string[] = [];
   for (const a of slos) {
     const worst = (vs: number[]) => (a.metric.better === "higher" ? Math.min(...vs) : Math.max(...vs));
     const rows = points.flatMap((p) => {
       const v = worst(p.outputs.map((o) => a.metric.read(o.summary)));
-      return Number.isFinite(v)
-        ? [{ x: p.values[0], y: v, series: p.verdict?.pass === false ? "fails" : "passes" }]
-        : [];
+      return Number.isFinite(v) ? [{ x: p.values[0], y: v, series: lineOf(p) }] : [];
     });
     const bound = boundValue(a);
     const answer = r.capacity && Number.isFinite(r.capacity.value)
@@ -76,10 +79,10 @@ async function sweepCharts(r: ScenarioResult): Promise<string> {
           answer.length ? `; ${r.capacity!.kind} = ${r.capacity!.value} marked` : ""
         }`,
         lineSpec(
-          rows.map((row) => ({ x: row.x, y: row.y })),
+          rows,
           x,
           { field: "y", title: `${a.metric.name} (${a.metric.unit})` },
-          undefined,
+          byLine,
           {
             rules: bound !== undefined ? [{ y: bound, label: a.bound.text }] : [],
             points: answer,
@@ -88,9 +91,10 @@ async function sweepCharts(r: ScenarioResult): Promise<string> {
       ),
     );
   }
+  const rateLine = (p: (typeof points)[number], what: string) => (others.length ? `${what} (${lineOf(p)})` : what);
   const rates = points.flatMap((p) => [
-    { x: p.values[0], y: p.output.summary.load.offeredRate, series: "offered" },
-    { x: p.values[0], y: p.output.summary.load.achievedRate, series: "achieved" },
+    { x: p.values[0], y: p.output.summary.load.offeredRate, series: rateLine(p, "offered") },
+    { x: p.values[0], y: p.output.summary.load.achievedRate, series: rateLine(p, "achieved") },
   ]);
   out.push(
     await chart(
@@ -129,6 +133,27 @@ export async function scenarioSections(r: ScenarioResult): Promise<string[]> {
           }</p>`,
         ),
       );
+    }
+  } else if (s.variants.size > 0) {
+    // Variants are compared: their CDFs and time series overlaid, then each one's tables and charts.
+    const docs = [...s.variants.keys()].flatMap((name) => {
+      const out = r.runs.get(name);
+      return out ? [{ name, out, doc: JSON.parse(runJson(out)) as unknown }] : [];
+    });
+    const overlay = docs.map((d) => ({ doc: d.doc, run: d.name }));
+    sections.push(section(
+      `Variants compared: ${docs.map((d) => d.name).join(", ")}`,
+      [
+        await cdfCharts(overlay),
+        await seriesCharts(overlay),
+      ].join("\n"),
+    ));
+    for (const d of docs) {
+      // Chart ids stay unique on the page: each variant's are prefixed with its name.
+      const own = (await runReportSections(d.out)).map((h) =>
+        h.replaceAll('data-chart="', `data-chart="${escapeHtml(d.name)}-`)
+      );
+      sections.push(`<h2>Variant ${escapeHtml(d.name)}</h2>`, ...own);
     }
   } else {
     sections.push(...await runReportSections(r.output));

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { dirname, join } from "node:path";
 import type { FileSystem } from "../config/load.ts";
 import { alignColumns } from "../report/columns.ts";
 import { denoFileSystem } from "../config/load.ts";
@@ -135,12 +136,17 @@ export function compareBaseline(
   const loc = s.source.locate(["baseline"], true);
   const at = `${loc.file}:${loc.line}:${loc.col}: baseline`;
   const file = spec.file;
-  const fix = `if intended, run \`deno task baseline ${s.file}\``;
+  // The command that rewrites this snapshot (naming its folder when it is not __baselines__ beside the scenario).
+  const dir = dirname(file);
+  const command = `deno task baseline ${s.file}${
+    dir === join(dirname(s.file), "__baselines__") ? "" : ` --baseline-dir ${dir}`
+  }`;
+  const fix = `if intended, run \`${command}\``;
   if (!stored) {
     return {
       name: "baseline",
       pass: false,
-      message: `${at}: no baseline at ${file}: run \`deno task baseline ${s.file}\``,
+      message: `${at}: no baseline at ${file}: run \`${command}\``,
       actual: NaN,
     };
   }
@@ -185,7 +191,7 @@ export function compareBaseline(
     const better = improved.length
       ? `; ${improved.length} improved beyond it (${improved.slice(0, 3).join(", ")}${
         improved.length > 3 ? ", …" : ""
-      }; to hold the run to them, run \`deno task baseline ${s.file}\`)`
+      }; to hold the run to them, run \`${command}\`)`
       : "";
     return {
       name: "baseline",
