@@ -20,24 +20,11 @@
  * @module
  */
 import { main } from "../cli.ts";
+import { HEADLINE_COMMON, HEADLINE_INSTANCES } from "./_headline.ts";
 
 const dir = Deno.makeTempDirSync({ prefix: "servingcast-profile-bench-" });
-Deno.writeTextFileSync(
-  `${dir}/instances.yaml`,
-  "instance_groups:\n  - {num_instances: 8, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}\n",
-);
-Deno.writeTextFileSync(
-  `${dir}/common.yaml`,
-  `model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
-load_gen:
-  num_requests: 100000
-  num_input_tokens: 1000
-  num_output_tokens: 200
-  request_rate: 160
-  arrival_process: poisson
-serving_config: {max_concurrency: 100000, block_size: 16, max_tokens_budget: 8192}
-`,
-);
+Deno.writeTextFileSync(`${dir}/instances.yaml`, HEADLINE_INSTANCES);
+Deno.writeTextFileSync(`${dir}/common.yaml`, HEADLINE_COMMON);
 const FILES = ["--instance_config_path", `${dir}/instances.yaml`, "--common_config_path", `${dir}/common.yaml`];
 const OUT = `${dir}/profiles`;
 const PROFILE = ["--enable_profiling", "--profiling_output_path", OUT];

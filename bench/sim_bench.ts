@@ -16,21 +16,9 @@ import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
 import { linearQuant } from "../core/hardware/quant.ts";
 import { MODEL_CATALOG } from "../core/model/catalog.ts";
 import { modelSpecFromHf } from "../core/model/model_spec.ts";
+import { HEADLINE_COMMON, HEADLINE_INSTANCES } from "./_headline.ts";
 
-const files: Record<string, string> = {
-  "instances.yaml": `instance_groups:
-  - {num_instances: 8, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}
-`,
-  "common.yaml": `model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
-load_gen:
-  num_requests: 100000
-  num_input_tokens: 1000
-  num_output_tokens: 200
-  request_rate: 160
-  arrival_process: poisson
-serving_config: {max_concurrency: 100000, block_size: 16, max_tokens_budget: 8192}
-`,
-};
+const files: Record<string, string> = { "instances.yaml": HEADLINE_INSTANCES, "common.yaml": HEADLINE_COMMON };
 // The same workload as vLLM serves it: the engine profile (vLLM V1: prefix caching on, kernel tables, host costs,
 // CUDA-graph padding, 8,192-token budget and 1,024 sequences).
 files["common_vllm.yaml"] = files["common.yaml"].replace(
