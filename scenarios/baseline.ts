@@ -12,6 +12,7 @@ import { basename, dirname, join } from "node:path";
 import { fileIn } from "../core/scenario/scenario.ts";
 import { scenarioFiles } from "./_files.ts";
 import { parseTaskArgs } from "./_args.ts";
+import { OutputError, writeFor } from "../cli_output.ts";
 
 const USAGE = `Usage: deno task baseline [scenario.yaml …] [--baseline-dir DIR]
 
@@ -56,20 +57,15 @@ for (const file of files) {
   const out = fileIn(baselineDir ?? join(dirname(s.file), "__baselines__"), basename(s.baseline.file));
   if (out !== s.baseline.file) throw new Error(`refusing to write ${s.baseline.file}: not in ${dirname(out)}`);
   try {
-    Deno.mkdirSync(dirname(out), { recursive: true });
-    Deno.writeTextFileSync(out, formatBaseline(r.snapshot));
+    writeFor("--baseline-dir", out, () => {
+      Deno.mkdirSync(dirname(out), { recursive: true });
+      Deno.writeTextFileSync(out, formatBaseline(r.snapshot));
+    });
   } catch (e) {
-    if (!(e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied || isIo(e))) throw e;
-    console.error(
-      `baseline: cannot write ${out}: ${(e as Error).message.split("\n")[0]} (see deno task baseline --help)`,
-    );
+    if (!(e instanceof OutputError)) throw e;
+    console.error(`baseline: ${e.message} (see deno task baseline --help)`);
     Deno.exitCode = 2;
     continue;
   }
   console.log(`wrote ${out} (${Object.keys(r.snapshot).length} metrics)`);
-}
-
-/** A file-system error (a missing folder, a file where a folder belongs, a full disk). */
-function isIo(e: unknown): boolean {
-  return e instanceof Error && (e.name in Deno.errors || /\(os error \d+\)/.test(e.message));
 }
