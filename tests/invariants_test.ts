@@ -6,7 +6,8 @@
  * 3. KV blocks in use stay within [0, capacity]; reserved blocks are never
  *    negative and fit beside them;
  * 4. the clock never goes back; an engine runs one step at a time;
- * 5. the same input gives the same result;
+ * 5. the same input gives the same result, and lazy decode accounting (see
+ *    core/engine/engine.ts) gives the per-request accounting's, step by step;
  * 6. guaranteed_no_evict never preempts;
  * 7. the summary's token totals equal the workload's finished requests;
  * 8. at the end no KV block is held or reserved but by the prefix cache, and no
@@ -26,20 +27,55 @@ import { simulate } from "../core/engine/simulator.ts";
 import { summarize } from "../core/metrics/summary.ts";
 import { runFiles } from "../core/run.ts";
 import { engineSpec, linearCost } from "../core/engine/_fixtures.ts";
-import type { AdmissionPolicy, EngineRole, RoutingPolicyName, SimulationInput } from "../core/engine/types.ts";
+import type {
+  AdmissionPolicy,
+  EngineRole,
+  RoutingPolicyName,
+  SimulationInput,
+  StepRecord,
+} from "../core/engine/types.ts";
 import type { ArrivalSpec } from "../core/workload/arrival.ts";
 import { maxLength } from "../core/workload/lengths.ts";
 import type { LengthDist } from "../core/workload/lengths.ts";
 import type { RequestClass } from "../core/workload/source.ts";
 import { ROOT } from "./_helpers.ts";
 
-/** Checks every invariant on one run of `inp`; `determinism` runs it a second time to compare. */
-function checkRun(inp: SimulationInput, label: string, determinism = true): void {
+/** Every step's figures, flattened (engine, start, duration, sequences, tokens, KV and reserved blocks, waiting). */
+function stepTrace(): { trace: number[]; onStep: (s: StepRecord) => void } {
+  const trace: number[] = [];
+  return {
+    trace,
+    onStep: (s) =>
+      trace.push(
+        s.engine,
+        s.start,
+        s.duration,
+        s.seqs,
+        s.prefillTokens,
+        s.decodeTokens,
+        s.shape.decodeContext,
+        s.shape.prefillContext,
+        s.kvBlocks,
+        s.reservedBlocks,
+        s.waiting,
+        s.preemptions,
+      ),
+  };
+}
+
+/**
+ * Checks every invariant on one run of `inp`, with engines accounting their decoders lazily whenever they can.
+ * `reference` runs it again with every request accounted at every step (which is also a second run of the same
+ * input): the two must agree on every step, request and counter.
+ */
+function checkRun(inp: SimulationInput, label: string, reference = true): void {
   const w = inp.workload;
   const lastEnd = new Map<number, number>();
   const steps = inp.engines.map(() => 0);
   let lastStart = 0;
+  const lazy = stepTrace();
   const r = simulate(inp, {
+    lazyDecodeAfter: 0,
     // Checked as they come: nothing is kept. Here and in the per-request loops a message is built
     // only on failure: building one per check took twice the simulations' time.
     onStep: (s) => {
@@ -67,6 +103,7 @@ function checkRun(inp: SimulationInput, label: string, determinism = true): void
       lastStart = s.start;
       lastEnd.set(s.engine, s.start + s.duration);
       steps[s.engine]++;
+      if (reference) lazy.onStep(s);
     },
   });
   const t = r.requests;
@@ -148,12 +185,14 @@ function checkRun(inp: SimulationInput, label: string, determinism = true): void
     if (k === "mfu" || k === "mbu") continue; // the test cost model counts no FLOPs or bytes
     assert.ok(v >= 0 && v <= 1 + 1e-9, `${label}: ${k} ${v}`);
   }
-  if (determinism) {
-    const again = simulate(inp);
-    assert.deepEqual(again.requests, r.requests, `${label}: deterministic request table`);
-    assert.deepEqual(again.engines, r.engines, `${label}: deterministic engine counters`);
-    assert.deepEqual(again.unservable, r.unservable, `${label}: deterministic unservable`);
-    assert.equal(again.endTime, r.endTime, `${label}: deterministic end time`);
+  if (reference) {
+    const eager = stepTrace();
+    const again = simulate(inp, { lazyDecodeAfter: Infinity, onStep: eager.onStep });
+    assert.deepEqual(again.requests, r.requests, `${label}: lazy decode accounting: request table`);
+    assert.deepEqual(again.engines, r.engines, `${label}: lazy decode accounting: engine counters`);
+    assert.deepEqual(again.unservable, r.unservable, `${label}: lazy decode accounting: unservable`);
+    assert.equal(again.endTime, r.endTime, `${label}: lazy decode accounting: end time`);
+    assert.deepEqual(eager.trace, lazy.trace, `${label}: lazy decode accounting: steps`);
   }
 }
 
@@ -399,11 +438,11 @@ Deno.test("invariants hold on random deployments and workloads (property-based)"
 
 Deno.test("invariants hold for the bundled example and the KV-pressure scenario", () => {
   const out = runFiles([`${ROOT}examples/instances.yaml`], `${ROOT}examples/common.yaml`);
-  checkRun(out.plan.input, "bundled example", false);
+  checkRun(out.plan.input, "bundled example");
   const kv = runFiles(
     [`${ROOT}scenarios/configs/l40s_tp1_x1.yaml`],
     `${ROOT}scenarios/configs/llama8b_kv_pressure.yaml`,
   );
   assert.ok(kv.summary.preemptions > 0);
-  checkRun(kv.plan.input, "KV pressure", false);
+  checkRun(kv.plan.input, "KV pressure");
 });

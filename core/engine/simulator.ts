@@ -102,7 +102,7 @@ class Simulation {
     if (input.engines.length === 0) throw new RangeError("simulate: no engines");
     this.#w = w;
     this.#options = options;
-    this.#engines = input.engines.map((spec, i) => new Engine(i, spec));
+    this.#engines = input.engines.map((spec, i) => new Engine(i, spec, options.lazyDecodeAfter));
     this.#router = makeRouter(input.routing, w.seed);
     this.#front = this.#engines.filter((e) => e.spec.role !== "decode");
     this.#decoders = this.#engines.filter((e) => e.spec.role === "decode");
