@@ -27,6 +27,17 @@ export interface AttentionBlock {
   readonly dcpExchangeBytesPerToken: number;
   /** Adds one layer's attention time for batch `b`. */
   add(b: BatchShape, acc: TimeParts): void;
+  /**
+   * When the block's projections and elementwise work depend on the token
+   * count alone (GQA; not MLA, whose prefill expands the context): its
+   * `add` split in two, the part that depends on `tokens` only (linear and
+   * elementwise) and the attention over the context. `add` adds the sum of
+   * both, so a caller may remember the first per token count.
+   */
+  readonly split?: {
+    addTokens(tokens: number, acc: TimeParts): void;
+    addContext(b: BatchShape, acc: TimeParts): void;
+  };
 }
 
 /** What both attention kinds need. */
@@ -76,15 +87,12 @@ export function gqaBlock(a: AttentionInput): AttentionBlock {
   const elementwisePerToken = ACT_BYTES * (4 * m.hidden + 2 * qk + (m.qkNorm ? 2 * qk : 0)) + kvBytesPerToken;
   const ops = 3 + (m.qkNorm ? 1 : 0);
   const qo = 2 * hpr * hd * ACT_BYTES; // Q read + O written per token
-  return {
-    weightBytes: (qkvN * m.hidden + hpr * hd * m.hidden) * wb + (bias + norms) * ACT_BYTES,
-    kvBytesPerToken,
-    activationBytesPerToken: ACT_BYTES * (2 * m.hidden + qkvN + hpr * hd),
-    headsPerRank: hpr,
-    dcpExchangeBytesPerToken: hpr * (hd + 1) * 4,
-    add(b, acc) {
-      const T = b.tokens;
+  const split = {
+    addTokens(T: number, acc: TimeParts): void {
       acc.linear += k.gemm(T, qkvN, m.hidden, wb, peak) + k.gemm(T, m.hidden, hpr * hd, wb, peak);
+      acc.elementwise += k.stream(T * elementwisePerToken, ops);
+    },
+    addContext(b: BatchShape, acc: TimeParts): void {
       if (b.prefillTokens > 0) {
         acc.attention += k.prefillAttention(
           (4 * hpr * hd * b.prefillPairs) / dcp,
@@ -104,8 +112,19 @@ export function gqaBlock(a: AttentionInput): AttentionBlock {
           a.kvb,
         );
       }
-      acc.elementwise += k.stream(T * elementwisePerToken, ops);
     },
+  };
+  return {
+    weightBytes: (qkvN * m.hidden + hpr * hd * m.hidden) * wb + (bias + norms) * ACT_BYTES,
+    kvBytesPerToken,
+    activationBytesPerToken: ACT_BYTES * (2 * m.hidden + qkvN + hpr * hd),
+    headsPerRank: hpr,
+    dcpExchangeBytesPerToken: hpr * (hd + 1) * 4,
+    add(b, acc) {
+      split.addTokens(b.tokens, acc);
+      split.addContext(b, acc);
+    },
+    split,
   };
 }
 

@@ -115,6 +115,12 @@ export class RooflineCostModel {
   #seqOverhead: number;
   /** The FFN kinds present and how many layers use each (built once: stepTime is the hot path). */
   #ffnLayers: [FfnBlock, number][] = [];
+  /** {@link #tokenParts} by token count. */
+  readonly #byTokens = new Map<number, Float64Array>();
+  /** {@link #lmHead} by rows. */
+  readonly #lmHeads = new Map<number, number>();
+  /** The shape the FFN blocks see in {@link #tokenParts} (tokens only). */
+  readonly #tokenShape: BatchShape = emptyBatch();
 
   /**
    * Builds the layer blocks of one device.
@@ -172,6 +178,72 @@ export class RooflineCostModel {
       this.#moeLayers * (this.#moe?.weightBytes ?? 0) + embedding + lmHead + m.hidden * ACT_BYTES + mtpWeights;
   }
 
+  /**
+   * The parts of a step of `T` tokens that depend on `T` alone, remembered
+   * per token count (decode steps repeat their batch sizes; a step's time is
+   * otherwise recomputed kernel by kernel): [0] attention projections and
+   * [1] elementwise × layers (when the attention block splits them off),
+   * [2] attention-side communication × layers, then linear, elementwise and
+   * communication × layers of each FFN kind, then the embedding's
+   * elementwise time and the final all-reduce. Each is computed as
+   * {@link stepTime} did inline, so the step times are the same bit for bit.
+   */
+  #tokenParts(T: number): Float64Array {
+    let parts = this.#byTokens.get(T);
+    if (parts !== undefined) return parts;
+    const { model: m, layout: l } = this.input;
+    const k = this.kernels;
+    const kinds = this.#ffnLayers.length;
+    parts = new Float64Array(5 + 3 * kinds);
+    const acc = this.#acc;
+    const hiddenBytes = T * m.hidden * ACT_BYTES;
+    acc.linear =
+      acc.attention =
+      acc.elementwise =
+      acc.communication =
+        0;
+    this.#attention.split?.addTokens(T, acc);
+    acc.communication += k.collective("all_reduce", l.tp, hiddenBytes); // after the O projection
+    if (l.dcp > 1) {
+      acc.communication += k.collective("all_gather", l.dcp, T * this.#attention.dcpExchangeBytesPerToken);
+    }
+    parts[0] = acc.linear * m.layers;
+    parts[1] = acc.elementwise * m.layers;
+    parts[2] = acc.communication * m.layers;
+    // The FFN blocks read the token count only.
+    const shape = this.#tokenShape;
+    shape.tokens = T;
+    for (let i = 0; i < kinds; i++) {
+      const [block, layers] = this.#ffnLayers[i];
+      acc.linear =
+        acc.attention =
+        acc.elementwise =
+        acc.communication =
+          0;
+      block.add(shape, acc);
+      parts[3 + 3 * i] = acc.linear * layers;
+      parts[4 + 3 * i] = acc.elementwise * layers;
+      parts[5 + 3 * i] = acc.communication * layers;
+    }
+    parts[3 + 3 * kinds] = 2 * k.stream(2 * hiddenBytes, 1);
+    parts[4 + 3 * kinds] = k.collective("all_reduce", l.tp, hiddenBytes);
+    this.#byTokens.set(T, parts);
+    return parts;
+  }
+
+  /** The LM head's time for `logitsRows` rows (remembered per count). */
+  #lmHead(logitsRows: number): number {
+    const { model: m, layout: l } = this.input;
+    const k = this.kernels;
+    const rows = (logitsRows * l.dp) / l.lmheadDp;
+    const wb = this.input.lmheadWeightBytes;
+    const t = k.gemm(rows, this.#vocabPerRank, m.hidden, wb, wb < 2 ? this.input.linear.peak : "bf16") +
+      k.collective("all_gather", l.lmheadTp, rows * m.vocab * ACT_BYTES) +
+      k.stream(logitsRows * m.vocab * 4 * 2, 2);
+    this.#lmHeads.set(logitsRows, t);
+    return t;
+  }
+
   /** KV bytes one device stores per token (all layers). */
   get kvBytesPerToken(): number {
     return this.input.model.layers * this.shapes.kvBytesPerTokenPerLayer;
@@ -213,7 +285,7 @@ export class RooflineCostModel {
    * @param out when given, filled with the per-component breakdown
    */
   stepTime(b: BatchShape, out?: StepBreakdown): number {
-    const { model: m, layout: l } = this.input;
+    const m = this.input.model;
     const pad = this.#graphPad;
     if (pad && b.prefillTokens === 0 && b.tokens > 0 && b.tokens < pad.length) {
       // CUDA-graph replay: the captured batch is padded with dummy rows
@@ -224,34 +296,36 @@ export class RooflineCostModel {
     const k = this.kernels;
     const d = k.device;
     const T = b.tokens;
-    const hiddenBytes = T * m.hidden * ACT_BYTES;
 
-    // One layer of each kind, scaled by the layer counts (layers of a kind are identical).
+    // One layer of each kind, scaled by the layer counts (layers of a kind are identical). What depends
+    // on the token count alone comes from #tokenParts; the sums below are made in the same order either way.
+    const parts = this.#tokenParts(T);
     const acc = this.#acc;
-    acc.linear =
-      acc.attention =
-      acc.elementwise =
-      acc.communication =
-        0;
-    this.#attention.add(b, acc);
-    acc.communication += k.collective("all_reduce", l.tp, hiddenBytes); // after the O projection
-    if (l.dcp > 1) {
-      acc.communication += k.collective("all_gather", l.dcp, T * this.#attention.dcpExchangeBytesPerToken);
-    }
-    let linear = acc.linear * m.layers;
-    let attention = acc.attention * m.layers;
-    let elementwise = acc.elementwise * m.layers;
-    let communication = acc.communication * m.layers;
-    for (const [block, layers] of this.#ffnLayers) {
+    const split = this.#attention.split;
+    let linear: number, attention: number, elementwise: number;
+    if (split) {
+      acc.attention = 0;
+      split.addContext(b, acc);
+      linear = parts[0];
+      elementwise = parts[1];
+      attention = acc.attention * m.layers;
+    } else {
       acc.linear =
         acc.attention =
         acc.elementwise =
         acc.communication =
           0;
-      block.add(b, acc);
-      linear += acc.linear * layers;
-      elementwise += acc.elementwise * layers;
-      communication += acc.communication * layers;
+      this.#attention.add(b, acc);
+      linear = acc.linear * m.layers;
+      attention = acc.attention * m.layers;
+      elementwise = acc.elementwise * m.layers;
+    }
+    let communication = parts[2];
+    const kinds = this.#ffnLayers.length;
+    for (let j = 3; j < 3 + 3 * kinds; j += 3) {
+      linear += parts[j];
+      elementwise += parts[j + 1];
+      communication += parts[j + 2];
     }
     // MTP drafting: each draft runs the draft module (one layer of the last
     // kind) and the LM head on the decoding sequences.
@@ -278,18 +352,14 @@ export class RooflineCostModel {
       communication += drafts * acc.communication;
     }
     // Vocab-parallel embedding lookup (+ its all-reduce) and the final norm.
-    elementwise += 2 * k.stream(2 * hiddenBytes, 1);
-    communication += k.collective("all_reduce", l.tp, hiddenBytes);
+    elementwise += parts[3 + 3 * kinds];
+    communication += parts[4 + 3 * kinds];
 
     // LM head on the rows that need logits, logits gather, then sampling
     // (softmax and draw over the vocabulary in FP32).
     let lmHead = 0;
     if (b.logitsRows > 0) {
-      const rows = (b.logitsRows * l.dp) / l.lmheadDp;
-      const wb = this.input.lmheadWeightBytes;
-      lmHead = k.gemm(rows, this.#vocabPerRank, m.hidden, wb, wb < 2 ? this.input.linear.peak : "bf16") +
-        k.collective("all_gather", l.lmheadTp, rows * m.vocab * ACT_BYTES) +
-        k.stream(b.logitsRows * m.vocab * 4 * 2, 2);
+      lmHead = this.#lmHeads.get(b.logitsRows) ?? this.#lmHead(b.logitsRows);
     }
 
     // Host: the fixed step cost (once per multi-step window), the per-sequence cost, and the input copy (token ids, positions and
