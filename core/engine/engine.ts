@@ -29,15 +29,12 @@ const DECODE_ONLY = 2;
 const ALL = PREFILL_ONLY | DECODE_ONLY;
 
 /**
- * Scheduling passes in a row with nothing to admit before an engine starts
- * lazy decode accounting. Starting costs a few per-request steps
- * (every request goes into two buckets, and is written back when something
- * arrives), so it pays only over long quiet stretches. Under Poisson
- * arrivals of one per two or three steps (the bench's 160 req/s on 8 H100s)
- * starting after every quiet pass made that run 1.9× slower, and after 4
- * quiet passes 1.4× slower; after 16 the bench is unchanged and a fixed
- * batch of 256 decodes lazily for 90% of its steps. The choice changes speed
- * only, never a result.
+ * Steps after an engine falls back to per-request accounting (its lazy
+ * decoders needed blocks it did not have: the per-request path then decides
+ * whom to preempt) before running decoders join the lazy prefix again.
+ * Joining costs two bucket entries per request, so under steady KV pressure
+ * rejoining at once would redo that for the whole batch at each
+ * preemption. The choice changes speed only, never a result.
  */
 export const LAZY_AFTER = 16;
 
@@ -173,38 +170,46 @@ export class Engine implements EngineLoad {
   /** Steps left in the current multi-step window (0: the next step is scheduled afresh). */
   #windowLeft = 0;
   /**
-   * Lazy decode accounting. While every running request is a plain decoder
-   * (one token per step, no drafts, nothing to admit, its prompt's cache
-   * blocks all indexed), a step changes each of them the same way: one more
-   * token computed and generated, emitted at the step's end. The engine then
-   * counts such steps in `#lag` instead of touching every request: a running
-   * request's true `computed` and `generated` are its stored ones plus
-   * `#lag`, and its `lastToken` is `#lastStepEnd`. What differs between them
-   * is kept in buckets by lag: the step at which each needs its next KV
-   * block and the step at which each finishes. A step then costs the
-   * requests it changes, not the batch; the engine writes the true values
-   * back ({@link #materialize}) before anything reads or changes a request
-   * one by one. The per-request path is the reference: results are the same
-   * bit for bit (tests/lazy_decode_test.ts compares them on random runs).
+   * Lazy decode accounting. The first `#prefix` running requests are plain
+   * decoders (one token per step, no drafts, their prompt's cache blocks all
+   * indexed) that have advanced together at every step since they joined,
+   * so a step changes each of them the same way: one more token computed
+   * and generated, emitted at the step's end. The engine counts those steps
+   * in `#lag` instead of touching each: a prefix request's true `computed`
+   * and `generated` are its stored ones plus `#lag`, and its `lastToken` is
+   * `#prefixLast`. What differs between them waits in buckets by lag: the
+   * step at which each needs its next KV block and the step at which each
+   * finishes. A step then costs the requests it changes and the rest of the
+   * batch (prompts, new decoders), not the whole batch. Requests behind the
+   * prefix are accounted one by one as before, and join it once they
+   * decode; the prefix is written back ({@link #materialize}) when its
+   * blocks do not fit without preempting. The per-request path is the
+   * reference: results are the same bit for bit (tests/invariants_test.ts
+   * compares them, step by step, on random runs).
    */
   readonly #lazyAllowed: boolean;
   readonly #lazyAfter: number;
-  #lazy = false;
-  /** Lazy steps taken since the requests' stored values were true. */
+  /** Running requests accounted lazily: `running[0, #prefix)`. */
+  #prefix = 0;
+  /** Steps the prefix has advanced (its requests' stored values lag their true ones by this much). */
   #lag = 0;
-  /** Σ stored `computed` of the running requests (their decode context is this + n × (lag + 1)). */
+  /** When the prefix last produced tokens (its requests' `lastToken`). */
+  #prefixLast = -1;
+  /** Σ stored `computed` of the prefix (its decode context is this + prefix × (lag + 1)). */
   #lazyComputed = 0;
-  /** Scheduling passes in a row with nothing to admit (see {@link LAZY_AFTER}). */
-  #quiet = 0;
-  /** Lag → the running requests that need a new KV block at that step. */
+  /** True when the step in flight serves the prefix. */
+  #prefixServed = false;
+  /** No request joins the prefix before this many steps (see {@link LAZY_AFTER}). */
+  #joinAfter = 0;
+  /** Lag → the prefix requests that need a new KV block at that step. */
   readonly #blockDue = new Map<number, Request[]>();
-  /** Lag → the running requests whose last token that step produces. */
+  /** Lag → the prefix requests whose last token that step produces. */
   readonly #finishDue = new Map<number, Request[]>();
 
   /**
    * @param index position in the simulation's engine list
    * @param spec what the engine is
-   * @param lazyAfter quiet scheduling passes before lazy decode accounting starts ({@link LAZY_AFTER};
+   * @param lazyAfter steps after a fallback before decoders are accounted lazily again ({@link LAZY_AFTER};
    * Infinity: never, every request accounted at every step)
    */
   constructor(index: number, spec: EngineSpec, lazyAfter = LAZY_AFTER) {
@@ -423,6 +428,7 @@ export class Engine implements EngineLoad {
       b.prefillContext =
         0;
     b.decodeSeqs = b.decodeTokens = b.decodeContext = 0;
+    this.#prefixServed = false;
     // Multi-step scheduling: inside a window the same decode batch runs on
     // without a scheduling pass (no admission, no host step cost); a
     // decode-only step opens a new window.
@@ -434,16 +440,6 @@ export class Engine implements EngineLoad {
       // Nothing left to decode: the window ends (and the engine schedules afresh unless it just preempted).
       this.#windowLeft = 0;
       if (preempted) return -1;
-    }
-    if (this.#lazyAllowed) {
-      if (!this.#lazy) {
-        this.#quiet = this.#steady() ? this.#quiet + 1 : 0;
-        if (this.#quiet >= this.#lazyAfter) this.#enterLazy();
-      }
-      if (this.#lazy) {
-        if (this.#lazyStep()) return 1;
-        this.#materialize();
-      }
     }
     // Transferred requests join the batch as seats free up, ahead of new ones
     // (at a scheduling pass: a multi-step window keeps its batch).
@@ -470,8 +466,21 @@ export class Engine implements EngineLoad {
     let preempted = false;
     let decodes = 0; // plain one-token decodes, counted here and added to the shape at the end
     let decodeContext = 0;
+    // The lazy prefix first (it is the front of the running list): all of it or, when that cannot be done
+    // lazily, none of it (written back, it is served one by one below).
+    let first = 0;
+    const prefix = this.#prefix;
+    if (prefix > 0) {
+      if ((only & DECODE_ONLY) === 0) first = prefix;
+      else if (this.#servePrefix(budget)) {
+        first = prefix;
+        budget -= prefix;
+        decodes = prefix;
+        decodeContext = this.#lazyComputed + prefix * (this.#lag + 1);
+      } else this.#materialize();
+    }
     // The hot loop of a run (once per running request per step): no getters.
-    for (let i = 0; i < run.length; i++) {
+    for (let i = first; i < run.length; i++) {
       const r = run[i];
       r.scheduled = 0;
       if (budget === 0) continue;
@@ -612,7 +621,6 @@ export class Engine implements EngineLoad {
    * @returns the requests that finished (valid until the next call)
    */
   completeStep(now: number): Request[] {
-    if (this.#lazy) return this.#completeLazy(now);
     const done = this.#finished;
     done.length = 0;
     const run = this.running;
@@ -625,7 +633,14 @@ export class Engine implements EngineLoad {
     // Tokens that follow this engine's previous step share its gap: counted once.
     const last = this.#lastStepEnd;
     let sameGap = 0;
-    for (let i = 0; i < run.length; i++) {
+    const prefix = this.#prefix;
+    if (prefix > 0 && this.#prefixServed) {
+      processed = prefix;
+      if (this.#prefixLast === last) sameGap = prefix;
+      else this.#addItl(now - this.#prefixLast, prefix);
+      w = this.#advancePrefix(now);
+    } else w = prefix;
+    for (let i = prefix; i < run.length; i++) {
       const r = run[i];
       const n = r.scheduled;
       if (n > 0) {
@@ -696,65 +711,25 @@ export class Engine implements EngineLoad {
     this.#lastStepEnd = now;
     this.outstanding -= processed;
     this.busy = false;
+    if (this.#lazyAllowed && this.steps >= this.#joinAfter) this.#join(now);
     return done;
   }
 
   /**
-   * True when nothing in the next step can differ between running requests
-   * but their block and finish steps: nothing to admit (or no seat for it),
-   * and each running request a plain decoder.
-   */
-  #steady(): boolean {
-    const run = this.running;
-    const s = this.spec;
-    return run.length > 0 && run.length <= s.maxTokens &&
-      ((this.waiting.size === 0 && this.ready.size === 0) || run.length >= s.maxSeqs);
-  }
-
-  /** Starts lazy decode accounting when every running request is a plain decoder (see {@link #lazyAllowed}). */
-  #enterLazy(): void {
-    if (!this.#steady()) return;
-    const run = this.running;
-    const last = this.#lastStepEnd;
-    // Newest first: a request still in its prompt is most likely among the last admitted.
-    for (let i = run.length - 1; i >= 0; i--) {
-      const r = run[i];
-      const keys = r.cacheKeys;
-      if (
-        !(r.generated > 0 && r.computed === r.input + r.generated - 1 && r.lastToken === last &&
-          (keys === undefined || r.cachedBlocks >= keys.length))
-      ) return;
-    }
-    const bs = this.spec.blockSize;
-    let computed = 0;
-    for (const r of run) {
-      computed += r.computed;
-      // Step k (from 0) computes token computed + k + 1 and produces output token generated + k + 1.
-      const finish = r.output - r.generated - 1;
-      const block = r.blocks * bs - r.computed;
-      if (block <= finish) due(this.#blockDue, block, r);
-      due(this.#finishDue, finish, r);
-    }
-    this.#lazyComputed = computed;
-    this.#lag = 0;
-    this.#lazy = true;
-  }
-
-  /**
-   * Forms the next step lazily: every running request decodes one token;
-   * those at a block boundary take a block.
+   * Serves the lazy prefix in the step being formed: one token each, and a
+   * block for each at a block boundary.
    *
-   * @returns false (changing nothing) when the step is not a lazy one: something can be admitted, or
-   * the blocks due do not all fit without preempting (the per-request path then decides)
+   * @returns false (changing nothing) when that cannot be done lazily: the budget is short of the prefix,
+   * or its blocks do not all fit without preempting (the per-request path then decides whom)
    */
-  #lazyStep(): boolean {
-    if (!this.#steady()) return false;
+  #servePrefix(budget: number): boolean {
+    if (budget < this.#prefix) return false;
     const k = this.#lag;
     const growing = this.#blockDue.get(k);
     if (growing !== undefined) {
-      // The per-request path preempts only when a block is missing. A request with blocks set aside
-      // takes its own (free and reserved both drop by one); each other one takes one of the free blocks
-      // nobody set aside. When those are too few, the per-request path decides whom to preempt.
+      // A request with blocks set aside takes its own (free and reserved both drop by one); each other
+      // one takes one of the free blocks nobody set aside, and the per-request path would preempt when
+      // one is missing.
       let unreserved = 0;
       for (const r of growing) if (r.reserved === 0) unreserved++;
       if (unreserved > this.kv.free - this.reserved) return false;
@@ -771,82 +746,102 @@ export class Engine implements EngineLoad {
         if (k + bs <= r.output - r.generated - 1) due(this.#blockDue, k + bs, r);
       }
     }
-    const n = this.running.length;
-    const b = this.shape;
-    b.tokens =
-      b.seqs =
-      b.logitsRows =
-      b.decodeSeqs =
-      b.decodeTokens =
-        n;
-    b.prefillTokens = b.prefillPairs = b.prefillContext = 0;
-    b.decodeContext = this.#lazyComputed + n * (k + 1);
-    b.hostShare = 1;
+    this.#prefixServed = true;
     return true;
   }
 
-  /** {@link completeStep} of a lazy step: the lag grows; only finishing requests are touched. */
-  #completeLazy(now: number): Request[] {
-    const done = this.#finished;
-    done.length = 0;
+  /**
+   * The prefix's step has ended at `now`: the lag grows, and its requests
+   * that produced their last token leave (in running order, as the
+   * per-request path releases them: the prefix cache's LRU order).
+   *
+   * @returns how many prefix requests remain (moved to the front of `running`)
+   */
+  #advancePrefix(now: number): number {
     const run = this.running;
-    const n = run.length;
-    this.steps++;
-    this.busyTime += now - this.stepStart;
-    this.batchedSeqs += n;
-    if (n > this.peakBatch) this.peakBatch = n;
+    const prefix = this.#prefix;
     const k = this.#lag;
     this.#lag = k + 1;
+    this.#prefixLast = now;
     const ending = this.#finishDue.get(k);
-    if (ending !== undefined) {
-      this.#finishDue.delete(k);
-      for (const r of ending) r.finish = now;
-      // In running order, as the per-request path releases them (the prefix cache's LRU order).
-      let w = 0;
-      for (let i = 0; i < n; i++) {
-        const r = run[i];
-        if (r.finish === now) {
-          this.#lazyComputed -= r.computed;
-          r.computed += k + 1;
-          r.generated += k + 1;
-          r.lastToken = now;
-          this.#unreserve(r);
-          this.#releaseBlocks(r, r.blocks, true);
-          r.blocks = 0;
-          this.active--;
-          this.served++;
-          done.push(r);
-          continue;
-        }
-        if (w !== i) run[w] = r;
-        w++;
+    if (ending === undefined) return prefix;
+    this.#finishDue.delete(k);
+    for (const r of ending) r.finish = now;
+    const done = this.#finished;
+    let w = 0;
+    for (let i = 0; i < prefix; i++) {
+      const r = run[i];
+      if (r.finish === now) {
+        this.#lazyComputed -= r.computed;
+        r.computed += k + 1;
+        r.generated += k + 1;
+        r.lastToken = now;
+        this.#unreserve(r);
+        this.#releaseBlocks(r, r.blocks, true);
+        r.blocks = 0;
+        this.active--;
+        this.served++;
+        done.push(r);
+        continue;
       }
-      run.length = w;
+      if (w !== i) run[w] = r;
+      w++;
     }
-    // Every request in the step had its previous token at this engine's previous step end: one gap for all.
-    this.#addItl(now - this.#lastStepEnd, n);
-    this.#lastStepEnd = now;
-    this.outstanding -= n;
-    this.busy = false;
-    if (run.length === 0) this.#materialize();
-    return done;
+    this.#prefix = w;
+    if (w === 0) this.#lag = 0;
+    return w;
   }
 
-  /** Writes the lag back into the running requests and leaves lazy accounting. */
+  /**
+   * After a step ending at `now`: the plain decoders right behind the
+   * prefix that produced a token in it join the prefix (when the prefix
+   * produced one too, so that they all share their last token's time).
+   */
+  #join(now: number): void {
+    const run = this.running;
+    let p = this.#prefix;
+    if (p === run.length || (p > 0 && this.#prefixLast !== now)) return;
+    const bs = this.spec.blockSize;
+    const k = this.#lag;
+    for (; p < run.length; p++) {
+      const r = run[p];
+      const keys = r.cacheKeys;
+      if (
+        !(r.lastToken === now && r.generated > 0 && r.computed === r.input + r.generated - 1 &&
+          (keys === undefined || r.cachedBlocks >= keys.length))
+      ) break;
+      // Stored so that stored + lag is the true value; step k + j computes token computed + j + 1.
+      const finish = k + r.output - r.generated - 1;
+      const block = k + r.blocks * bs - r.computed;
+      r.computed -= k;
+      r.generated -= k;
+      this.#lazyComputed += r.computed;
+      if (block <= finish) due(this.#blockDue, block, r);
+      due(this.#finishDue, finish, r);
+    }
+    if (p > this.#prefix) {
+      this.#prefix = p;
+      this.#prefixLast = now;
+    }
+  }
+
+  /** Writes the lag back into the prefix's requests and accounts them one by one from here. */
   #materialize(): void {
     const k = this.#lag;
-    if (k > 0) {
-      const last = this.#lastStepEnd;
-      for (const r of this.running) {
-        r.computed += k;
-        r.generated += k;
-        r.lastToken = last;
-      }
+    const last = this.#prefixLast;
+    const run = this.running;
+    for (let i = 0; i < this.#prefix; i++) {
+      const r = run[i];
+      r.computed += k;
+      r.generated += k;
+      r.lastToken = last;
     }
     this.#blockDue.clear();
     this.#finishDue.clear();
+    this.#lazyComputed = 0;
+    this.#prefix = 0;
     this.#lag = 0;
-    this.#lazy = false;
+    this.#joinAfter = this.steps + this.#lazyAfter;
   }
 
   #addItl(gap: number, n: number): void {

@@ -179,10 +179,11 @@ export interface SimulationOptions {
   /** Called now and then with (requests done, requests in all). */
   onProgress?: (done: number, total: number) => void;
   /**
-   * Scheduling passes in a row with nothing to admit after which an engine
-   * accounts its decoders lazily (default 16; see core/engine/engine.ts).
-   * Infinity accounts every running request at every step: the reference
-   * path, slower. Results are the same bit for bit whatever the value.
+   * Steps after an engine falls back from lazy decode accounting (see
+   * core/engine/engine.ts) before its decoders are accounted lazily again
+   * (default 16). Infinity accounts every running request at every step:
+   * the reference path, slower. Results are the same bit for bit whatever
+   * the value.
    */
   lazyDecodeAfter?: number;
 }
