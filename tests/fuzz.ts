@@ -23,8 +23,22 @@ import { memoryFs } from "./_helpers.ts";
 const root = new URL("../", import.meta.url);
 const read = (p: string) => Deno.readTextFileSync(new URL(p, root));
 
-/** Seed pairs: an instance file, a common file and the files they name. Request counts are capped to keep cases fast. */
-function seeds(): { instance: string; common: string; extra: Record<string, string> }[] {
+/** A seed pair: an instance file, a common file and the files they name. */
+interface Seed {
+  readonly instance: string;
+  readonly common: string;
+  readonly extra: Readonly<Record<string, string>>;
+}
+
+let seedPairs: readonly Seed[] | undefined;
+
+/** The seed pairs, read once (every case copies what it mutates). */
+function seeds(): readonly Seed[] {
+  return seedPairs ??= readSeeds();
+}
+
+/** Seed pairs from the bundled files. Request counts are capped to keep cases fast. */
+function readSeeds(): Seed[] {
   const pairs: [string, string][] = [
     ["examples/instances.yaml", "examples/common.yaml"],
     ["scenarios/configs/h100_tp1_x1.yaml", "scenarios/configs/llama8b_chat.yaml"],
