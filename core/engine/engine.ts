@@ -29,12 +29,12 @@ const DECODE_ONLY = 2;
 const ALL = PREFILL_ONLY | DECODE_ONLY;
 
 /**
- * Steps after an engine falls back to per-request accounting (its lazy
- * decoders needed blocks it did not have: the per-request path then decides
- * whom to preempt) before running decoders join the lazy prefix again.
- * Joining costs two bucket entries per request, so under steady KV pressure
- * rejoining at once would redo that for the whole batch at each
- * preemption. The choice changes speed only, never a result.
+ * Steps after an engine falls back to per-request accounting (the step's
+ * budget could not hold its lazy decoders, or blocks ran short on an engine
+ * that never preempts) before running decoders join the lazy prefix again.
+ * Joining costs two bucket entries per request, so rejoining at once would
+ * redo that for the whole batch at each fallback. The choice changes speed
+ * only, never a result.
  */
 export const LAZY_AFTER = 16;
 
@@ -43,6 +43,15 @@ function due(buckets: Map<number, Request[]>, key: number, r: Request): void {
   const list = buckets.get(key);
   if (list === undefined) buckets.set(key, [r]);
   else list.push(r);
+}
+
+/** Removes `r` from the bucket of `key` (where it is). */
+function undue(buckets: Map<number, Request[]>, key: number, r: Request): void {
+  const list = buckets.get(key);
+  if (list === undefined) return;
+  const i = list.indexOf(r);
+  if (i >= 0) list.splice(i, 1);
+  if (list.length === 0) buckets.delete(key);
 }
 
 /** Why a request can never complete on an engine. */
@@ -182,8 +191,10 @@ export class Engine implements EngineLoad {
    * finishes. A step then costs the requests it changes and the rest of the
    * batch (prompts, new decoders), not the whole batch. Requests behind the
    * prefix are accounted one by one as before, and join it once they
-   * decode; the prefix is written back ({@link #materialize}) when its
-   * blocks do not fit without preempting. The per-request path is the
+   * decode. Preemption takes requests from the end of the batch as the
+   * per-request path does (a prefix request is written back first); the
+   * whole prefix is written back ({@link #materialize}) only when the step's
+   * budget cannot hold it. The per-request path is the
    * reference: results are the same bit for bit (tests/invariants_test.ts
    * compares them, step by step, on random runs).
    */
@@ -199,6 +210,8 @@ export class Engine implements EngineLoad {
   #lazyComputed = 0;
   /** True when the step in flight serves the prefix. */
   #prefixServed = false;
+  /** Seats given so far (see {@link Request.seat}). */
+  #seats = 0;
   /** No request joins the prefix before this many steps (see {@link LAZY_AFTER}). */
   #joinAfter = 0;
   /** Lag → the prefix requests that need a new KV block at that step. */
@@ -376,6 +389,12 @@ export class Engine implements EngineLoad {
     this.waiting.pushFront(victim);
   }
 
+  /** `r` joins the end of the batch. */
+  #seat(r: Request): void {
+    r.seat = this.#seats++;
+    this.running.push(r);
+  }
+
   /** Adds `n` tokens of `r` to the step; decodes are counted inline in {@link #scheduleRunning}. */
   #take(r: Request, n: number, b: BatchShape): void {
     r.scheduled = n;
@@ -443,7 +462,7 @@ export class Engine implements EngineLoad {
     }
     // Transferred requests join the batch as seats free up, ahead of new ones
     // (at a scheduling pass: a multi-step window keeps its batch).
-    while (this.ready.size > 0 && this.running.length < s.maxSeqs) this.running.push(this.ready.shift()!);
+    while (this.ready.size > 0 && this.running.length < s.maxSeqs) this.#seat(this.ready.shift()!);
     b.hostShare = 1;
     const left = this.batching.form(this.#step);
     const steps = s.schedulerSteps ?? 1;
@@ -472,12 +491,18 @@ export class Engine implements EngineLoad {
     const prefix = this.#prefix;
     if (prefix > 0) {
       if ((only & DECODE_ONLY) === 0) first = prefix;
-      else if (this.#servePrefix(budget)) {
-        first = prefix;
-        budget -= prefix;
-        decodes = prefix;
-        decodeContext = this.#lazyComputed + prefix * (this.#lag + 1);
-      } else this.#materialize();
+      else {
+        const served = this.#servePrefix(budget);
+        if (served < 0) this.#materialize();
+        else {
+          // Preemption may have taken the tail and the end of the prefix.
+          preempted = served > 0;
+          first = this.#prefix;
+          budget -= first;
+          decodes = first;
+          decodeContext = this.#lazyComputed + first * (this.#lag + 1);
+        }
+      }
     }
     // The hot loop of a run (once per running request per step): no getters.
     for (let i = first; i < run.length; i++) {
@@ -598,7 +623,7 @@ export class Engine implements EngineLoad {
         this.cachePromptTokens += r.input;
         this.cacheHitTokens += past;
       }
-      run.push(r);
+      this.#seat(r);
       this.#take(r, n, this.shape);
       budget -= n;
     }
@@ -717,37 +742,85 @@ export class Engine implements EngineLoad {
 
   /**
    * Serves the lazy prefix in the step being formed: one token each, and a
-   * block for each at a block boundary.
+   * block for each at a block boundary. When the blocks run out, the
+   * newest running requests are preempted exactly as the per-request path
+   * does it: the boundary requests take their blocks in running order, each
+   * preempting from the end of the batch (the tail first, then the end of
+   * the prefix, written back first) until its block fits.
    *
-   * @returns false (changing nothing) when that cannot be done lazily: the budget is short of the prefix,
-   * or its blocks do not all fit without preempting (the per-request path then decides whom)
+   * @returns 0 when served, 1 when served after preempting, -1 (changing nothing) when the prefix cannot be
+   * served lazily: the budget is short of it, or blocks are short on an engine that never preempts
    */
-  #servePrefix(budget: number): boolean {
-    if (budget < this.#prefix) return false;
+  #servePrefix(budget: number): number {
+    if (budget < this.#prefix) return -1;
     const k = this.#lag;
     const growing = this.#blockDue.get(k);
+    let preempted = false;
     if (growing !== undefined) {
       // A request with blocks set aside takes its own (free and reserved both drop by one); each other
-      // one takes one of the free blocks nobody set aside, and the per-request path would preempt when
-      // one is missing.
+      // one takes one of the free blocks nobody set aside.
       let unreserved = 0;
       for (const r of growing) if (r.reserved === 0) unreserved++;
-      if (unreserved > this.kv.free - this.reserved) return false;
+      const short = unreserved > this.kv.free - this.reserved;
+      if (short && !this.admission.preempts) return -1;
       this.#blockDue.delete(k);
+      // In running order (only preemption depends on it).
+      if (short) growing.sort((a, b) => a.seat - b.seat);
       const bs = this.spec.blockSize;
+      const kv = this.kv;
+      const run = this.running;
       for (const r of growing) {
+        if (r.blocks === 0) break; // preempted for an earlier one, as every one after it
         // Growth comes from the request's own reservation first (as in #scheduleRunning).
         if (r.reserved > 0) {
           r.reserved--;
           this.reserved--;
         }
-        this.kv.allocate(1);
+        if (1 > kv.free - this.reserved) {
+          this.#makeRoom(1 + this.reserved);
+          let gone = false;
+          while (1 > kv.free - this.reserved) {
+            const victim = run[run.length - 1];
+            if (run.length <= this.#prefix) this.#leavePrefix(victim);
+            run.pop();
+            this.#preempt(victim);
+            preempted = true;
+            if (victim === r) {
+              gone = true;
+              break;
+            }
+            this.#makeRoom(1 + this.reserved);
+          }
+          if (gone) break;
+        }
+        kv.allocate(1);
         r.blocks++;
         if (k + bs <= r.output - r.generated - 1) due(this.#blockDue, k + bs, r);
       }
     }
+    if (this.#prefix === 0) {
+      this.#lag = 0;
+      return 1;
+    }
     this.#prefixServed = true;
-    return true;
+    return preempted ? 1 : 0;
+  }
+
+  /**
+   * The last request of the prefix leaves it (to be preempted): its true
+   * values are written back and its bucket entries dropped.
+   */
+  #leavePrefix(r: Request): void {
+    const k = this.#lag;
+    this.#lazyComputed -= r.computed;
+    // Its entries: its finish step, and its next block step unless that is the step being formed.
+    undue(this.#finishDue, r.output - r.generated - 1, r);
+    const block = r.blocks * this.spec.blockSize - r.computed;
+    if (block > k) undue(this.#blockDue, block, r);
+    r.computed += k;
+    r.generated += k;
+    r.lastToken = this.#prefixLast;
+    this.#prefix--;
   }
 
   /**

@@ -54,6 +54,8 @@ export class Request {
   cachedBlocks = 0;
   /** Its first prompt block holding its own content (blocks before it hold only the shared prefix). */
   firstOwnBlock = 0;
+  /** Its place in its engine's running order (given as it joins the batch; the batch is in this order). */
+  seat = 0;
 
   /** Prefix content ids, for prefix caching. */
   readonly prefix?: PrefixIds;
