@@ -6,7 +6,7 @@
  * `deno check --doc-only .`.
  *
  * Why not `deno test --doc`: it runs each block in a runtime of its own, so
- * each of the 55 blocks loaded the library and its npm dependencies again
+ * each of the 56 blocks loaded the library and its npm dependencies again
  * (about 0.3 s of CPU each: 16 s in all for 3 s of examples, a quarter of
  * the suite's time on two cores). Here they share this module's runtime: an
  * example's `import … from "../../mod.ts"` finds the library loaded.
