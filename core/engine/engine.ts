@@ -344,9 +344,10 @@ export class Engine implements EngineLoad {
     // sequence (guaranteed_no_evict: all of it, so the decode engine never
     // preempts; greedy: nothing).
     const full = this.admission.admitBlocks(blocks, Math.ceil(this.#kvTokens(r.input, r.output) / s.blockSize));
-    // The engine caches landed prompts' blocks: reclaim unreferenced ones first.
+    // The engine caches landed prompts' blocks: unreferenced ones are reclaimed, but only for a prompt that fits
+    // (as an admission, a transfer that must wait changes nothing).
+    if (full > this.kv.free - this.reserved + (this.cache?.evictable ?? 0)) return false;
     if (full > this.kv.free - this.reserved) this.#makeRoom(full + this.reserved);
-    if (full > this.kv.free - this.reserved) return false;
     this.kv.allocate(blocks);
     r.blocks = blocks;
     r.reserved = full - blocks;
@@ -570,6 +571,8 @@ export class Engine implements EngineLoad {
       // Prefix caching: start from the longest cached prefix (at least the
       // last prompt token is computed, to produce the first output token).
       let hit = 0;
+      // Hit blocks no request uses: they count among the evictable blocks until this request takes them.
+      let hitFree = 0;
       if (cache && r.computed === 0) {
         if (r.cacheKeys === undefined) {
           r.cacheKeys = blockKeys(r.prefix, bs, r.input, r.id);
@@ -577,7 +580,7 @@ export class Engine implements EngineLoad {
           r.firstOwnBlock = Math.floor(covered / bs);
         }
         hit = cache.lookup(r.cacheKeys, Math.floor((r.input - 1) / bs));
-        for (let j = 0; j < hit; j++) cache.acquire(r.cacheKeys[j]);
+        if (hit > 0) hitFree = cache.unreferenced(r.cacheKeys, hit);
       }
       const past = hit * bs;
       const remaining = r.known - past;
@@ -590,27 +593,25 @@ export class Engine implements EngineLoad {
       const alone = !s.chunkedPrefill && remaining > s.maxTokens && this.shape.tokens === 0;
       const n = alone ? remaining : Math.min(remaining, budget);
       const need = Math.ceil((past + n) / bs) - hit;
-      let fits = s.chunkedPrefill || n === remaining;
-      if (fits) {
-        // The admission policy decides what is set aside beside the chunk
-        // (GUARANTEED_NO_EVICT: every block the request will hold here). Hit
-        // blocks are already in use (and were just acquired, so they are not
-        // evictable): only the rest is new. Unreferenced cached blocks are
-        // reclaimed first.
-        const full = this.admission.admitBlocks(need, Math.ceil(this.#kvTokens(r.input, r.output) / bs) - hit);
-        if (full > kv.free - this.reserved) this.#makeRoom(full + this.reserved);
-        fits = full <= kv.free - this.reserved;
-        if (fits) {
-          r.reserved = full - need;
-          this.reserved += full - need;
-        }
+      // The admission policy decides what is set aside beside the chunk
+      // (GUARANTEED_NO_EVICT: every block the request will hold here); hit
+      // blocks are cached already: only the rest is new.
+      const full = this.admission.admitBlocks(need, Math.ceil(this.#kvTokens(r.input, r.output) / bs) - hit);
+      // It fits in the free blocks nobody set aside plus the unreferenced cached blocks but its own hits, as
+      // vLLM's allocate_slots counts them. One that does not fit changes nothing (vLLM returns before touching
+      // the cache): no block is evicted for it and its hits keep their place in the LRU.
+      const fits = (s.chunkedPrefill || n === remaining) &&
+        full <= kv.free - this.reserved + (cache ? cache.evictable - hitFree : 0);
+      if (!fits) break;
+      const keys = r.cacheKeys;
+      if (cache && keys) { for (let j = 0; j < hit; j++) cache.acquire(keys[j]); }
+      // Unreferenced cached blocks are reclaimed, least recently used first.
+      if (full > kv.free - this.reserved) {
+        this.#makeRoom(full + this.reserved);
+        if (full > kv.free - this.reserved) throw new RangeError(`request ${r.id} admitted without room`);
       }
-      if (!fits) {
-        const keys = r.cacheKeys;
-        if (cache && keys) { for (let j = 0; j < hit; j++) cache.release(keys[j]); // hit > 0 only with both
-         }
-        break;
-      }
+      r.reserved = full - need;
+      this.reserved += full - need;
       this.waiting.shift();
       kv.allocate(need);
       r.blocks = hit + need;

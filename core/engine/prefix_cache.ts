@@ -113,6 +113,13 @@ export class PrefixCache {
     return h;
   }
 
+  /** How many of the first `n` keys (cached) no request uses: evictable now, in use once a request takes them. */
+  unreferenced(keys: readonly number[], n: number): number {
+    let free = 0;
+    for (let j = 0; j < n; j++) if (this.#refs.get(keys[j]) === 0) free++;
+    return free;
+  }
+
   /** A request starts using a cached block. */
   acquire(key: number): void {
     const r = this.#refs.get(key)!;

@@ -335,3 +335,30 @@ Deno.test("least_loaded routing: prompt tokens a prefix-cache hit skips are no l
   assert.deepEqual([...r.requests.engine], [0, 0, 0]);
   assert.equal(r.engines[0].cacheHitBlocks, 2 * 3);
 });
+
+Deno.test("a request that does not fit changes nothing: no cached block is evicted for it (vLLM's allocate_slots)", () => {
+  // 6 blocks of 16 tokens. A (33 tokens, 2 blocks of shared prefix) finishes in its first step and leaves those 2
+  // blocks cached and unreferenced; B (20 + 40 tokens) decodes; C (70 tokens: 5 blocks) arrives then and fits in
+  // neither the 2 free blocks nor those plus the 2 cached ones, so it waits for B. Waiting must not evict the
+  // cached blocks: vLLM counts evictable blocks as free, returns before touching the cache when a request does
+  // not fit, and evicts only to allocate. (It evicted them at C's first attempt, as if C were admitted.)
+  const prefix = { ids: [7, 8], blockTokens: 16 };
+  const kv: number[] = [];
+  const r = simulate(
+    input(
+      drawn([
+        { arrival: 0, input: 33, output: 1, prefix },
+        { arrival: 0, input: 20, output: 40 },
+        { arrival: 1500, input: 70, output: 1 },
+      ]),
+      { kvBlocks: 6, maxTokens: 1000, prefixCaching: true },
+    ),
+    { onStep: (s) => void kv.push(s.kvBlocks) },
+  );
+  const t = r.requests;
+  assert.ok(t.firstToken[2] > t.finish[1], "C waits for B");
+  // B's own blocks (2, then 3 and 4 as it grows) and the 2 cached ones, at every step B runs alone.
+  const alone = kv.slice(1, kv.length - 1);
+  assert.ok(alone.length > 30);
+  for (const [i, used] of alone.entries()) assert.ok(used >= 4, `step ${i + 1}: ${used} blocks in use`);
+});
