@@ -248,12 +248,12 @@ export class Engine implements EngineLoad {
    * Returns a request's blocks: private ones to the pool, cached ones to the
    * prefix cache (unreferenced, in prompt order). The cached blocks of its
    * own content are kept out of the cache's index while it has never been
-   * preempted here (no other prompt can hit them); when it leaves without
-   * finishing they are indexed as it releases them, so that it finds them
-   * again. When it finishes they can never be hit again and join the LRU as
-   * one anonymous run, in the same place.
+   * preempted here (no other prompt can hit them); when it is preempted they
+   * are indexed as it releases them, so that it finds them again. When it leaves for good (`gone`: finished, or handed off to a
+   * decode engine) they can never be hit again and join the LRU as one
+   * anonymous run, in the same place.
    */
-  #releaseBlocks(r: Request, blocks: number, finished = false): void {
+  #releaseBlocks(r: Request, blocks: number, gone = false): void {
     const cache = this.cache;
     const shared = r.cachedBlocks;
     this.kv.release(blocks - shared);
@@ -265,7 +265,7 @@ export class Engine implements EngineLoad {
     for (let j = 0; j < own; j++) cache.release(keys[j]);
     if (shared === own) return;
     const unindexed = r.preemptions === 0;
-    if (finished) cache.releaseDead(keys, own, shared, unindexed);
+    if (gone) cache.releaseDead(keys, own, shared, unindexed);
     else if (unindexed) cache.indexReleased(keys, own, shared);
     else for (let j = own; j < shared; j++) cache.release(keys[j]);
   }
@@ -286,9 +286,15 @@ export class Engine implements EngineLoad {
     return this.spec.role === "prefill" ? input : input + output - 1;
   }
 
-  /** Prefill role: the prompt's KV has left; its blocks are free. */
+  /**
+   * Prefill role: the prompt's KV has left; its blocks are free. The
+   * blocks of its own content leave as a finished request's do (one
+   * anonymous run in the LRU, not indexed): only this request could hit
+   * them, and it never comes back here (preempted on its decode engine, it
+   * is recomputed there).
+   */
   releaseHeld(r: Request): void {
-    this.#releaseBlocks(r, r.heldBlocks);
+    this.#releaseBlocks(r, r.heldBlocks, true);
     r.heldBlocks = 0;
   }
 
