@@ -249,9 +249,10 @@ export class Engine implements EngineLoad {
    * prefix cache (unreferenced, in prompt order). The cached blocks of its
    * own content are kept out of the cache's index while it has never been
    * preempted here (no other prompt can hit them); when it is preempted they
-   * are indexed as it releases them, so that it finds them again. When it leaves for good (`gone`: finished, or handed off to a
-   * decode engine) they can never be hit again and join the LRU as one
-   * anonymous run, in the same place.
+   * are indexed as it releases them, so that it finds them again. When it
+   * leaves for good (`gone`: finished, or handed off to a decode engine)
+   * they can never be hit again and join the LRU as one anonymous run, in
+   * the same place.
    */
   #releaseBlocks(r: Request, blocks: number, gone = false): void {
     const cache = this.cache;
