@@ -724,13 +724,7 @@ export class Engine implements EngineLoad {
             continue;
           }
           if (r.generated === r.output) {
-            r.finish = now;
-            this.#unreserve(r);
-            this.#releaseBlocks(r, r.blocks, true);
-            r.blocks = 0;
-            this.active--;
-            this.served++;
-            done.push(r);
+            this.#finish(r, now);
             continue;
           }
         }
@@ -848,7 +842,6 @@ export class Engine implements EngineLoad {
     if (ending === undefined) return prefix;
     this.#finishDue.delete(k);
     for (const r of ending) r.finish = now;
-    const done = this.#finished;
     let w = 0;
     for (let i = 0; i < prefix; i++) {
       const r = run[i];
@@ -857,12 +850,7 @@ export class Engine implements EngineLoad {
         r.computed += k + 1;
         r.generated += k + 1;
         r.lastToken = now;
-        this.#unreserve(r);
-        this.#releaseBlocks(r, r.blocks, true);
-        r.blocks = 0;
-        this.active--;
-        this.served++;
-        done.push(r);
+        this.#finish(r, now);
         continue;
       }
       if (w !== i) run[w] = r;
@@ -923,6 +911,17 @@ export class Engine implements EngineLoad {
     this.#prefix = 0;
     this.#lag = 0;
     this.#joinAfter = this.steps + this.#lazyAfter;
+  }
+
+  /** `r` produced its last token at `now`: it leaves, its blocks freed (listed for {@link completeStep}'s caller). */
+  #finish(r: Request, now: number): void {
+    r.finish = now;
+    this.#unreserve(r);
+    this.#releaseBlocks(r, r.blocks, true);
+    r.blocks = 0;
+    this.active--;
+    this.served++;
+    this.#finished.push(r);
   }
 
   #addItl(gap: number, n: number): void {
