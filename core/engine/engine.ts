@@ -38,6 +38,11 @@ const ALL = PREFILL_ONLY | DECODE_ONLY;
  */
 export const LAZY_AFTER = 16;
 
+/** What {@link Engine}'s `#room` did: freed cached blocks only, preempted others, or preempted the request itself. */
+const ROOM_FREED = 0;
+const ROOM_PREEMPTED = 1;
+const ROOM_LOST = 2;
+
 /** Adds `r` to the bucket of `key`. */
 function due(buckets: Map<number, Request[]>, key: number, r: Request): void {
   const list = buckets.get(key);
@@ -533,16 +538,7 @@ export class Engine implements EngineLoad {
         // All of it must fit in the free blocks nobody else set aside; else preempt.
         if (need > kv.free - this.reserved) {
           if (!preempts) throw new RangeError(`request ${r.id} outgrew the KV blocks set aside for it`);
-          this.#makeRoom(need + this.reserved);
-          while (need > kv.free - this.reserved) {
-            const victim = run.pop()!;
-            this.#preempt(victim);
-            preempted = true;
-            if (victim === r) break;
-            // The victim's prefix-cache blocks are now unreferenced unless shared:
-            // reclaim them before preempting anyone else (vLLM frees them likewise).
-            this.#makeRoom(need + this.reserved);
-          }
+          if (this.#room(r, need) !== ROOM_FREED) preempted = true;
         }
         if (i >= run.length) break; // r itself was preempted
         kv.allocate(need);
@@ -779,21 +775,9 @@ export class Engine implements EngineLoad {
           this.reserved--;
         }
         if (1 > kv.free - this.reserved) {
-          this.#makeRoom(1 + this.reserved);
-          let gone = false;
-          while (1 > kv.free - this.reserved) {
-            const victim = run[run.length - 1];
-            if (run.length <= this.#prefix) this.#leavePrefix(victim);
-            run.pop();
-            this.#preempt(victim);
-            preempted = true;
-            if (victim === r) {
-              gone = true;
-              break;
-            }
-            this.#makeRoom(1 + this.reserved);
-          }
-          if (gone) break;
+          const made = this.#room(r, 1);
+          if (made !== ROOM_FREED) preempted = true;
+          if (made === ROOM_LOST) break;
         }
         kv.allocate(1);
         r.blocks++;
@@ -806,6 +790,31 @@ export class Engine implements EngineLoad {
     }
     this.#prefixServed = true;
     return preempted ? 1 : 0;
+  }
+
+  /**
+   * Makes `need` blocks free for running request `r`: unreferenced cached
+   * blocks first, then the newest running requests, preempted one at a time
+   * (a lazy prefix request written back first), reclaiming each victim's
+   * cache blocks before preempting anyone else (vLLM frees them likewise).
+   *
+   * @returns {@link ROOM_FREED} when no one was preempted, {@link ROOM_PREEMPTED}
+   * when others were, {@link ROOM_LOST} when `r` itself was (and every request after it)
+   */
+  #room(r: Request, need: number): number {
+    const kv = this.kv;
+    const run = this.running;
+    this.#makeRoom(need + this.reserved);
+    let made = ROOM_FREED;
+    while (need > kv.free - this.reserved) {
+      const victim = run.pop()!;
+      if (run.length < this.#prefix) this.#leavePrefix(victim);
+      this.#preempt(victim);
+      if (victim === r) return ROOM_LOST;
+      made = ROOM_PREEMPTED;
+      this.#makeRoom(need + this.reserved);
+    }
+    return made;
   }
 
   /**
