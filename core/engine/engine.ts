@@ -766,7 +766,6 @@ export class Engine implements EngineLoad {
       if (short) growing.sort((a, b) => a.seat - b.seat);
       const bs = this.spec.blockSize;
       const kv = this.kv;
-      const run = this.running;
       for (const r of growing) {
         if (r.blocks === 0) break; // preempted for an earlier one, as every one after it
         // Growth comes from the request's own reservation first (as in #scheduleRunning).
