@@ -491,9 +491,7 @@ export class Engine implements EngineLoad {
    */
   #scheduleRunning(budget: number, only: number): number {
     const bs = this.spec.blockSize;
-    const kv = this.kv;
     const run = this.running;
-    const preempts = this.admission.preempts;
     const drafts = this.spec.draftTokens;
     let preempted = false;
     let decodes = 0; // plain one-token decodes, counted here and added to the shape at the end
@@ -530,19 +528,9 @@ export class Engine implements EngineLoad {
       const n = want < budget ? want : budget;
       // Most steps stay inside the request's last block: no division then.
       if (r.computed + n > r.blocks * bs) {
-        const need = Math.ceil((r.computed + n) / bs) - r.blocks;
-        // Growth comes from the request's own reservation first (0 ≤ reserved ≤ kv.free).
-        const own = need < r.reserved ? need : r.reserved;
-        r.reserved -= own;
-        this.reserved -= own;
-        // All of it must fit in the free blocks nobody else set aside; else preempt.
-        if (need > kv.free - this.reserved) {
-          if (!preempts) throw new RangeError(`request ${r.id} outgrew the KV blocks set aside for it`);
-          if (this.#room(r, need) !== ROOM_FREED) preempted = true;
-        }
-        if (i >= run.length) break; // r itself was preempted
-        kv.allocate(need);
-        r.blocks += need;
+        const grown = this.#grow(r, Math.ceil((r.computed + n) / bs) - r.blocks);
+        if (grown !== ROOM_FREED) preempted = true;
+        if (grown === ROOM_LOST) break; // r itself was preempted, and every request after it
       }
       if (n === 1 && decoding) {
         r.scheduled = 1;
@@ -764,23 +752,13 @@ export class Engine implements EngineLoad {
       this.#blockDue.delete(k);
       // In running order (only preemption depends on it).
       if (short) growing.sort((a, b) => a.seat - b.seat);
-      const bs = this.spec.blockSize;
-      const kv = this.kv;
       for (const r of growing) {
         if (r.blocks === 0) break; // preempted for an earlier one, as every one after it
-        // Growth comes from the request's own reservation first (as in #scheduleRunning).
-        if (r.reserved > 0) {
-          r.reserved--;
-          this.reserved--;
-        }
-        if (1 > kv.free - this.reserved) {
-          const made = this.#room(r, 1);
-          if (made !== ROOM_FREED) preempted = true;
-          if (made === ROOM_LOST) break;
-        }
-        kv.allocate(1);
-        r.blocks++;
-        if (k + bs <= r.output - r.generated - 1) due(this.#blockDue, k + bs, r);
+        const grown = this.#grow(r, 1);
+        if (grown !== ROOM_FREED) preempted = true;
+        if (grown === ROOM_LOST) break;
+        const next = this.#blockLag(r);
+        if (next <= this.#finishLag(r)) due(this.#blockDue, next, r);
       }
     }
     if (this.#prefix === 0) {
@@ -789,6 +767,28 @@ export class Engine implements EngineLoad {
     }
     this.#prefixServed = true;
     return preempted ? 1 : 0;
+  }
+
+  /**
+   * Gives running request `r` `need` more KV blocks: from its own
+   * reservation first (0 ≤ reserved ≤ kv.free), then from the free blocks
+   * nobody else set aside, making room when they are short ({@link #room}).
+   *
+   * @returns what making room did ({@link ROOM_LOST}: `r` was preempted and got nothing)
+   */
+  #grow(r: Request, need: number): number {
+    const own = need < r.reserved ? need : r.reserved;
+    r.reserved -= own;
+    this.reserved -= own;
+    let made = ROOM_FREED;
+    if (need > this.kv.free - this.reserved) {
+      if (!this.admission.preempts) throw new RangeError(`request ${r.id} outgrew the KV blocks set aside for it`);
+      made = this.#room(r, need);
+      if (made === ROOM_LOST) return made;
+    }
+    this.kv.allocate(need);
+    r.blocks += need;
+    return made;
   }
 
   /**
@@ -821,16 +821,30 @@ export class Engine implements EngineLoad {
    * values are written back and its bucket entries dropped.
    */
   #leavePrefix(r: Request): void {
-    const k = this.#lag;
-    this.#lazyComputed -= r.computed;
     // Its entries: its finish step, and its next block step unless that is the step being formed.
-    undue(this.#finishDue, r.output - r.generated - 1, r);
-    const block = r.blocks * this.spec.blockSize - r.computed;
-    if (block > k) undue(this.#blockDue, block, r);
-    r.computed += k;
-    r.generated += k;
-    r.lastToken = this.#prefixLast;
+    undue(this.#finishDue, this.#finishLag(r), r);
+    const block = this.#blockLag(r);
+    if (block > this.#lag) undue(this.#blockDue, block, r);
+    this.#writeBack(r);
     this.#prefix--;
+  }
+
+  /** The lag of the step at which prefix request `r` needs its next KV block (from its stored values). */
+  #blockLag(r: Request): number {
+    return r.blocks * this.spec.blockSize - r.computed;
+  }
+
+  /** The lag of the step that produces prefix request `r`'s last token (from its stored values). */
+  #finishLag(r: Request): number {
+    return r.output - r.generated - 1;
+  }
+
+  /** Prefix request `r`'s true values, written into it (it is accounted one by one from here). */
+  #writeBack(r: Request): void {
+    this.#lazyComputed -= r.computed;
+    r.computed += this.#lag;
+    r.generated += this.#lag;
+    r.lastToken = this.#prefixLast;
   }
 
   /**
@@ -854,10 +868,7 @@ export class Engine implements EngineLoad {
     for (let i = 0; i < prefix; i++) {
       const r = run[i];
       if (r.finish === now) {
-        this.#lazyComputed -= r.computed;
-        r.computed += k + 1;
-        r.generated += k + 1;
-        r.lastToken = now;
+        this.#writeBack(r); // the lag and the prefix's last token already count this step
         this.#finish(r, now);
         continue;
       }
@@ -878,7 +889,6 @@ export class Engine implements EngineLoad {
     const run = this.running;
     let p = this.#prefix;
     if (p === run.length || (p > 0 && this.#prefixLast !== now)) return;
-    const bs = this.spec.blockSize;
     const k = this.#lag;
     for (; p < run.length; p++) {
       const r = run[p];
@@ -887,12 +897,12 @@ export class Engine implements EngineLoad {
         !(r.lastToken === now && r.generated > 0 && r.computed === r.input + r.generated - 1 &&
           (keys === undefined || r.cachedBlocks >= keys.length))
       ) break;
-      // Stored so that stored + lag is the true value; step k + j computes token computed + j + 1.
-      const finish = k + r.output - r.generated - 1;
-      const block = k + r.blocks * bs - r.computed;
+      // Stored so that stored + lag is the true value.
       r.computed -= k;
       r.generated -= k;
       this.#lazyComputed += r.computed;
+      const finish = this.#finishLag(r);
+      const block = this.#blockLag(r);
       if (block <= finish) due(this.#blockDue, block, r);
       due(this.#finishDue, finish, r);
     }
@@ -904,18 +914,10 @@ export class Engine implements EngineLoad {
 
   /** Writes the lag back into the prefix's requests and accounts them one by one from here. */
   #materialize(): void {
-    const k = this.#lag;
-    const last = this.#prefixLast;
     const run = this.running;
-    for (let i = 0; i < this.#prefix; i++) {
-      const r = run[i];
-      r.computed += k;
-      r.generated += k;
-      r.lastToken = last;
-    }
+    for (let i = 0; i < this.#prefix; i++) this.#writeBack(run[i]);
     this.#blockDue.clear();
     this.#finishDue.clear();
-    this.#lazyComputed = 0;
     this.#prefix = 0;
     this.#lag = 0;
     this.#joinAfter = this.steps + this.#lazyAfter;
