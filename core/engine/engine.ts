@@ -358,12 +358,9 @@ export class Engine implements EngineLoad {
     const full = this.admission.admitBlocks(blocks, Math.ceil(this.#kvTokens(r.input, r.output) / s.blockSize));
     // The engine caches landed prompts' blocks: unreferenced ones are reclaimed, but only for a prompt that fits
     // (as an admission, a transfer that must wait changes nothing).
-    if (full > this.kv.free - this.reserved + (this.cache?.evictable ?? 0)) return false;
-    if (full > this.kv.free - this.reserved) this.#makeRoom(full + this.reserved);
-    this.kv.allocate(blocks);
+    if (full > this.freeKvBlocks) return false;
+    this.#takeBlocks(r, blocks, full);
     r.blocks = blocks;
-    r.reserved = full - blocks;
-    this.reserved += full - blocks;
     r.decodeEngine = this.index;
     this.outstanding += r.output - 1;
     this.active++;
@@ -400,6 +397,22 @@ export class Engine implements EngineLoad {
     victim.preemptions++;
     this.preemptions++;
     this.waiting.pushFront(victim);
+  }
+
+  /**
+   * An admitted request takes `need` blocks and has `full − need` more set
+   * aside, reclaiming unreferenced cached blocks (least recently used
+   * first) when the free ones nobody set aside are short. Precondition:
+   * `full` fits in {@link freeKvBlocks} once the request holds its hits.
+   */
+  #takeBlocks(r: Request, need: number, full: number): void {
+    if (full > this.kv.free - this.reserved) {
+      this.#makeRoom(full + this.reserved);
+      if (full > this.kv.free - this.reserved) throw new RangeError(`request ${r.id} admitted without room`);
+    }
+    this.kv.allocate(need);
+    r.reserved = full - need;
+    this.reserved += full - need;
   }
 
   /** `r` joins the end of the batch. */
@@ -553,7 +566,6 @@ export class Engine implements EngineLoad {
   #admit(budget: number): void {
     const s = this.spec;
     const bs = s.blockSize;
-    const kv = this.kv;
     const run = this.running;
     const cache = this.cache;
     while (budget > 0 && run.length < s.maxSeqs) {
@@ -591,20 +603,12 @@ export class Engine implements EngineLoad {
       // It fits in the free blocks nobody set aside plus the unreferenced cached blocks but its own hits, as
       // vLLM's allocate_slots counts them. One that does not fit changes nothing (vLLM returns before touching
       // the cache): no block is evicted for it and its hits keep their place in the LRU.
-      const fits = (s.chunkedPrefill || n === remaining) &&
-        full <= kv.free - this.reserved + (cache ? cache.evictable - hitFree : 0);
+      const fits = (s.chunkedPrefill || n === remaining) && full <= this.freeKvBlocks - hitFree;
       if (!fits) break;
       const keys = r.cacheKeys;
       if (cache && keys) { for (let j = 0; j < hit; j++) cache.acquire(keys[j]); }
-      // Unreferenced cached blocks are reclaimed, least recently used first.
-      if (full > kv.free - this.reserved) {
-        this.#makeRoom(full + this.reserved);
-        if (full > kv.free - this.reserved) throw new RangeError(`request ${r.id} admitted without room`);
-      }
-      r.reserved = full - need;
-      this.reserved += full - need;
+      this.#takeBlocks(r, need, full);
       this.waiting.shift();
-      kv.allocate(need);
       r.blocks = hit + need;
       r.cachedBlocks = hit;
       r.computed = past;
