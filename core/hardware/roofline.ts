@@ -79,6 +79,15 @@ export interface LayerShapes {
   readonly activationBytesPerToken: number;
 }
 
+/** Zeroes every part of `acc`. */
+function clear(acc: TimeParts): void {
+  acc.linear =
+    acc.attention =
+    acc.elementwise =
+    acc.communication =
+      0;
+}
+
 /**
  * The per-operator roofline cost model of one engine.
  *
@@ -197,11 +206,7 @@ export class RooflineCostModel {
     parts = new Float64Array(5 + 3 * kinds);
     const acc = this.#acc;
     const hiddenBytes = T * m.hidden * ACT_BYTES;
-    acc.linear =
-      acc.attention =
-      acc.elementwise =
-      acc.communication =
-        0;
+    clear(acc);
     this.#attention.split?.addTokens(T, acc);
     acc.communication += k.collective("all_reduce", l.tp, hiddenBytes); // after the O projection
     if (l.dcp > 1) {
@@ -215,11 +220,7 @@ export class RooflineCostModel {
     shape.tokens = T;
     for (let i = 0; i < kinds; i++) {
       const [block, layers] = this.#ffnLayers[i];
-      acc.linear =
-        acc.attention =
-        acc.elementwise =
-        acc.communication =
-          0;
+      clear(acc);
       block.add(shape, acc);
       parts[3 + 3 * i] = acc.linear * layers;
       parts[4 + 3 * i] = acc.elementwise * layers;
@@ -310,11 +311,7 @@ export class RooflineCostModel {
       elementwise = parts[1];
       attention = acc.attention * m.layers;
     } else {
-      acc.linear =
-        acc.attention =
-        acc.elementwise =
-        acc.communication =
-          0;
+      clear(acc);
       this.#attention.add(b, acc);
       linear = acc.linear * m.layers;
       attention = acc.attention * m.layers;
@@ -339,11 +336,7 @@ export class RooflineCostModel {
         s.decodeTokens =
           b.decodeSeqs;
       s.decodeContext = b.decodeContext;
-      acc.linear =
-        acc.attention =
-        acc.elementwise =
-        acc.communication =
-          0;
+      clear(acc);
       this.#attention.add(s, acc);
       (this.#moe ?? this.#dense)?.add(s, acc);
       linear += drafts * (acc.linear + k.gemm(b.decodeSeqs, this.#vocabPerRank, m.hidden, 2, "bf16"));
