@@ -20,6 +20,8 @@
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
+import denoJson from "../deno.json" with { type: "json" };
+import { matchFiles } from "../scenarios/testing.ts";
 import { ROOT } from "./_helpers.ts";
 
 /** One runnable block. */
@@ -36,14 +38,14 @@ const RUNNABLE = new Set(["ts", "typescript", "js", "javascript", "tsx", "jsx"])
 
 /** The runnable fenced blocks of `text` (a Markdown file, or a module whose JSDoc is read). */
 export function docExamples(file: string, text: string, root = ROOT): DocExample[] {
-  const jsdoc = file.endsWith(".md") ? undefined : [] as string[];
+  const markdown = file.endsWith(".md");
   const lines = text.split("\n");
   const out: DocExample[] = [];
-  let inComment = jsdoc === undefined;
+  let inComment = markdown;
   let open: { line: number; body: string[]; run: boolean } | undefined;
   for (let i = 0; i < lines.length; i++) {
     let line = lines[i];
-    if (jsdoc !== undefined) {
+    if (!markdown) {
       if (!inComment) {
         if (line.includes("/**")) inComment = true;
         else continue;
@@ -82,25 +84,12 @@ export function absoluteImports(code: string, file: string): string {
   );
 }
 
-/** The folders `deno.json` keeps out of tests. */
-function excluded(): string[] {
-  const config = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
-  return [...(config.exclude ?? []), ...(config.test?.exclude ?? [])].map((p: string) => join(ROOT, p));
-}
+/** The files and folders (ending in `/`) `deno.json` keeps out of tests. */
+const excluded = [...denoJson.exclude, ...denoJson.test.exclude].map((p) => join(ROOT, p));
 
-/** Every `.ts` and `.md` file under `dir` not excluded. */
-function sources(dir: string, skip: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const e of [...Deno.readDirSync(dir)].sort((a, b) => a.name < b.name ? -1 : 1)) {
-    const path = join(dir, e.name);
-    if (e.name === "node_modules" || e.name === ".git" || skip.some((s) => path === s || path + "/" === s)) continue;
-    if (e.isDirectory) out.push(...sources(path, skip));
-    else if (e.isFile && /\.(ts|md)$/.test(e.name) && !skip.includes(path)) out.push(path);
-  }
-  return out;
-}
-
-const examples = sources(ROOT, excluded()).flatMap((f) => docExamples(f, Deno.readTextFileSync(f)));
+const examples = matchFiles(ROOT, ["**/*.ts", "**/*.md"])
+  .filter((f) => !excluded.some((x) => x.endsWith("/") ? f.startsWith(x) : f === x))
+  .flatMap((f) => docExamples(f, Deno.readTextFileSync(f)));
 const dir = Deno.makeTempDirSync({ prefix: "servingcast-doc-" });
 
 Deno.test("docExamples() finds what deno test --doc runs: JSDoc and Markdown ts blocks, not ignored or other languages", () => {
