@@ -175,12 +175,7 @@ export function disaggYaml(
     ]
     : [];
   const group = (role: "prefill" | "decode", n: number) => [
-    `  - num_instances: ${n}`,
-    `    num_devices_per_instance: ${tp}`,
-    `    device_type: ${device}`,
-    `    pd_role: ${role}`,
-    `    name: ${role}`,
-    ...parallelLines(tp, parallel, moe),
+    ...groupLines(device, tp, n, role, role, parallel, moe),
     ...link,
   ];
   return ["instance_groups:", ...group("prefill", prefill), ...group("decode", decode), ""].join("\n");
@@ -201,16 +196,28 @@ export function instanceYaml(
   parallel: ParallelKind = "tp",
   moe = false,
 ): string {
+  const name = `${device.toLowerCase()}_${parallel === "tp" ? "tp" : `${parallel}`}${tp}`;
+  return ["instance_groups:", ...groupLines(device, tp, instances, "both", name, parallel, moe), ""].join("\n");
+}
+
+/** One instance group of an instance file: `n` instances of `tp` devices in a role, and its parallel layout. */
+function groupLines(
+  device: string,
+  tp: number,
+  n: number,
+  role: "both" | "prefill" | "decode",
+  name: string,
+  parallel: ParallelKind,
+  moe: boolean,
+): string[] {
   return [
-    "instance_groups:",
-    `  - num_instances: ${instances}`,
+    `  - num_instances: ${n}`,
     `    num_devices_per_instance: ${tp}`,
     `    device_type: ${device}`,
-    "    pd_role: both",
-    `    name: ${device.toLowerCase()}_${parallel === "tp" ? "tp" : `${parallel}`}${tp}`,
+    `    pd_role: ${role}`,
+    `    name: ${name}`,
     ...parallelLines(tp, parallel, moe),
-    "",
-  ].join("\n");
+  ];
 }
 
 /** A file system that serves `extra` (path → text) and reads everything else from `base`. */
