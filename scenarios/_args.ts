@@ -37,42 +37,34 @@ export interface TaskOutput {
 /** The process's own stdout and stderr. */
 export const CONSOLE_OUTPUT: TaskOutput = { out: (l) => console.log(l), err: (l) => console.error(l) };
 
-/** The arguments a task runs with, or the exit it ends with before running (help, or a usage error). */
-export type TaskArgsOutcome =
-  | { readonly kind: "run"; readonly args: ParsedTaskArgs }
-  | { readonly kind: "exit"; readonly code: 0 | 2; readonly out?: string; readonly err?: string };
-
 /** `task: message (deno task task --help)`: the one line of a usage error. */
 export function usageLine(task: string, message: string): string {
   return `${task}: ${message} (deno task ${task} --help)`;
 }
 
-/** Prints `task: message (deno task task --help)` on stderr and exits 2. */
-export function usageError(task: string, message: string): never {
-  console.error(usageLine(task, message));
-  Deno.exit(2);
-}
-
 /**
- * Parses a task's arguments, or exits: 0 after printing the usage for
- * `-h`/`--help`, 2 with one line for anything it does not accept.
+ * Parses a task's arguments: the arguments to run with, or the exit code the
+ * task ends with at once: 0 after the usage went to `io.out` for
+ * `-h`/`--help`, 2 after one line went to `io.err` for anything it does not
+ * accept. Every task's in-process entry point starts here.
+ *
+ * @example
+ * ```ts
+ * import { readTaskArgs } from "./_args.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const spec = { task: "demo", usage: "Usage: deno task demo [--n N]", options: ["--n"] };
+ * const lines: string[] = [];
+ * const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
+ * assert.deepEqual(readTaskArgs(spec, ["--n=3", "--n", "4"], io), { files: [], options: { "--n": ["3", "4"] } });
+ * assert.equal(readTaskArgs(spec, ["--help"], io), 0);
+ * assert.equal(readTaskArgs(spec, ["--m"], io), 2);
+ * assert.deepEqual(lines, ["Usage: deno task demo [--n N]", "demo: unknown option '--m' (deno task demo --help)"]);
+ * ```
  */
-export function parseTaskArgs(spec: TaskArgs, args: readonly string[]): ParsedTaskArgs {
-  const r = readTaskArgs(spec, args);
-  if (r.kind === "run") return r.args;
-  if (r.out !== undefined) console.log(r.out);
-  if (r.err !== undefined) console.error(r.err);
-  Deno.exit(r.code);
-}
-
-/**
- * Parses a task's arguments without exiting: the usage for `-h`/`--help`
- * (exit 0), one line for anything it does not accept (exit 2), or the
- * arguments to run with. Tasks that run in-process in tests use this.
- */
-export function readTaskArgs(spec: TaskArgs, args: readonly string[]): TaskArgsOutcome {
-  if (args.some((a) => a === "-h" || a === "--help")) return { kind: "exit", code: 0, out: spec.usage };
-  const fail = (message: string): TaskArgsOutcome => ({ kind: "exit", code: 2, err: usageLine(spec.task, message) });
+export function readTaskArgs(spec: TaskArgs, args: readonly string[], io: TaskOutput): ParsedTaskArgs | 0 | 2 {
+  if (args.some((a) => a === "-h" || a === "--help")) return (io.out(spec.usage), 0);
+  const fail = (message: string) => (io.err(usageLine(spec.task, message)), 2 as const);
   const files: string[] = [];
   const options: Record<string, string[]> = {};
   for (let i = 0; i < args.length; i++) {
@@ -93,7 +85,7 @@ export function readTaskArgs(spec: TaskArgs, args: readonly string[]): TaskArgsO
     }
     (options[name] ??= []).push(value);
   }
-  return { kind: "run", args: { files, options } };
+  return { files, options };
 }
 
 /** A share of a task's work: the `index`-th (0-based) of `count`. */

@@ -86,7 +86,7 @@ export async function runCheck(
   io: TaskOutput = CONSOLE_OUTPUT,
   env: (name: string) => string | undefined = readEnv,
 ): Promise<number> {
-  const parsed = readTaskArgs(
+  const args = readTaskArgs(
     {
       task: "check",
       usage: USAGE,
@@ -94,13 +94,9 @@ export async function runCheck(
       options: ["--tag", "--json-dir", "--report-dir", "--baseline-dir", "--shard", "--format"],
     },
     argv,
+    io,
   );
-  if (parsed.kind === "exit") {
-    if (parsed.out !== undefined) io.out(parsed.out);
-    if (parsed.err !== undefined) io.err(parsed.err);
-    return parsed.code;
-  }
-  const args = parsed.args;
+  if (typeof args === "number") return args;
   const format = args.options["--format"]?.at(-1) ?? "table";
   if (!isCheckFormat(format)) {
     io.err(usageLine("check", `--format: expected one of ${CHECK_FORMATS.join(", ")}, got '${clip(format)}'`));

@@ -7,18 +7,28 @@
  * @module
  */
 import { scenarioJsonSchema } from "./_schema.ts";
-import { parseTaskArgs } from "./_args.ts";
+import { CONSOLE_OUTPUT, readTaskArgs } from "./_args.ts";
+import type { TaskOutput } from "./_args.ts";
 
-parseTaskArgs({
-  task: "schema",
-  usage: `Usage: deno task schema
+const USAGE = `Usage: deno task schema
 
 Writes scenarios/scenario.schema.json, the JSON Schema of scenario files, from
 the validator itself (for editors with yaml-language-server).
 
-  -h, --help   show this help and exit`,
-}, Deno.args);
+  -h, --help   show this help and exit`;
 
-const file = new URL("./scenario.schema.json", import.meta.url);
-Deno.writeTextFileSync(file, scenarioJsonSchema());
-console.log(`wrote ${file.pathname}`);
+/**
+ * `deno task schema` in this process, its lines to `io`.
+ *
+ * @returns the exit code: 0 written (or help), 2 bad arguments
+ */
+export function runSchema(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): number {
+  const args = readTaskArgs({ task: "schema", usage: USAGE }, argv, io);
+  if (typeof args === "number") return args;
+  const file = new URL("./scenario.schema.json", import.meta.url);
+  Deno.writeTextFileSync(file, scenarioJsonSchema());
+  io.out(`wrote ${file.pathname}`);
+  return 0;
+}
+
+if (import.meta.main) Deno.exitCode = runSchema(Deno.args);

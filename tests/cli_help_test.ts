@@ -19,7 +19,20 @@ import {
 } from "./_helpers.ts";
 import type { CliRun } from "./_helpers.ts";
 import { captureTaskAsync } from "./_helpers.ts";
+import type { TaskOutput } from "../scenarios/_args.ts";
+import { main } from "../cli.ts";
+import { runCheck } from "../scenarios/check.ts";
+import { runBaseline } from "../scenarios/baseline.ts";
+import { runValidate } from "../scenarios/validate.ts";
+import { runSchema } from "../scenarios/schema.ts";
+import { runCalibrate } from "../tools/calibrate.ts";
+import { runPlan } from "../tools/plan.ts";
+import { runGoldenUpdate } from "./update_golden.ts";
+import { runCatalogDoc } from "../tools/catalog_doc.ts";
+import { runFuzz } from "../tools/fuzz.ts";
 import { runCompare } from "../tools/compare.ts";
+import { runScreenshot } from "../tools/screenshot.ts";
+import { runValidateActions } from "../tools/validate_actions.ts";
 import { loadConfig } from "../core/config/load.ts";
 import { buildPlan } from "../core/config/plan.ts";
 import { MODEL_CATALOG } from "../core/model/mod.ts";
@@ -43,29 +56,65 @@ const HELP_FIRST_LINES: Record<string, string> = {
   "validate:actions": "Usage: deno task validate:actions [FILE …]",
 };
 
-Deno.test("every task prints its usage on --help and exits 0 without doing its work", async () => {
+/** A task's entry point in this process, its output captured. */
+type InProcess = (args: string[]) => Promise<CliRun> | CliRun;
+/** A task entry point with the shared (args, io) shape, run with its lines captured. */
+const captured = (entry: (args: string[], io: TaskOutput) => number | Promise<number>): InProcess => (args) =>
+  captureTaskAsync(async (a, io) => await entry(a, io), args);
+
+/**
+ * Each task's in-process entry point and the file `deno task` runs: the
+ * script's `import.meta.main` calls that same function with `Deno.args`.
+ */
+const ENTRIES: Record<string, { file: string; entry: { name: string }; run: InProcess }> = {
+  sim: { file: "cli.ts", entry: main, run: runCli },
+  check: { file: "scenarios/check.ts", entry: runCheck, run: runCheckTask },
+  baseline: { file: "scenarios/baseline.ts", entry: runBaseline, run: captured(runBaseline) },
+  validate: { file: "scenarios/validate.ts", entry: runValidate, run: captured(runValidate) },
+  schema: { file: "scenarios/schema.ts", entry: runSchema, run: captured(runSchema) },
+  calibrate: { file: "tools/calibrate.ts", entry: runCalibrate, run: runCalibrateTask },
+  plan: { file: "tools/plan.ts", entry: runPlan, run: captured(runPlan) },
+  "golden:update": { file: "tests/update_golden.ts", entry: runGoldenUpdate, run: captured(runGoldenUpdate) },
+  "docs:catalog": { file: "tools/catalog_doc.ts", entry: runCatalogDoc, run: captured(runCatalogDoc) },
+  fuzz: { file: "tools/fuzz.ts", entry: runFuzz, run: captured(runFuzz) },
+  compare: { file: "tools/compare.ts", entry: runCompare, run: captured(runCompare) },
+  screenshot: { file: "tools/screenshot.ts", entry: runScreenshot, run: captured(runScreenshot) },
+  "validate:actions": {
+    file: "tools/validate_actions.ts",
+    entry: runValidateActions,
+    run: captured(runValidateActions),
+  },
+};
+
+Deno.test("each task runs its file, whose main calls the entry point the tests call in-process", () => {
+  const tasks = denoJson.tasks as Record<string, string>;
   assert.deepEqual(
-    Object.keys(HELP_FIRST_LINES).sort(),
-    Object.keys(denoJson.tasks).filter((t) => !["test", "bench"].includes(t)).sort(),
-    "a user-facing task without a help test",
+    Object.keys(ENTRIES).sort(),
+    Object.keys(tasks).filter((t) => !["test", "bench"].includes(t)).sort(),
+    "a user-facing task without an in-process entry point",
   );
-  // sim, check and calibrate run in-process (their entry points are run as processes elsewhere); the others as tasks.
-  const inProcess: Record<string, (args: string[]) => Promise<CliRun> | CliRun> = {
-    sim: runCli,
-    check: runCheckTask,
-    calibrate: runCalibrateTask,
-    compare: (args) => captureTaskAsync(runCompare, args),
-  };
-  const runs = await Promise.all(
-    Object.keys(HELP_FIRST_LINES).map((t) => (inProcess[t] ?? ((a: string[]) => runTask(t, a)))(["--help"])),
-  );
-  for (const [i, [task, first]] of Object.entries(HELP_FIRST_LINES).entries()) {
-    const run = runs[i];
+  for (const [task, { file, entry }] of Object.entries(ENTRIES)) {
+    assert.match(tasks[task], new RegExp(`^deno run --quiet (-P=\\S+|(--allow-\\w+ )*--allow-\\w+) ${file}$`), task);
+    const text = Deno.readTextFileSync(`${ROOT}${file}`);
+    const start = text.lastIndexOf("if (import.meta.main)");
+    assert.ok(start > 0, `${file} has no main`);
+    assert.match(
+      text.slice(start),
+      new RegExp(`\\b${entry.name}\\(Deno\\.args\\)`),
+      `${file}'s main runs ${entry.name}`,
+    );
+  }
+});
+
+Deno.test("every task prints its usage on --help and exits 0 without doing its work", async () => {
+  for (const [task, first] of Object.entries(HELP_FIRST_LINES)) {
+    const run = await ENTRIES[task].run(["--help"]);
     assert.equal(run.code, 0, `${task} --help: ${run.stderr}`);
     assert.equal(run.stdout.split("\n")[0], first, `${task} --help`);
     assert.equal(run.stderr, "", `${task} --help`);
     assert.doesNotMatch(run.stdout, /^(PASS |FAIL |wrote )/m, `${task} --help does nothing else`);
   }
+  assert.deepEqual(Object.keys(HELP_FIRST_LINES).sort(), Object.keys(ENTRIES).sort(), "a task without a help test");
 });
 
 Deno.test("sim --version prints deno.json's version", async () => {
@@ -109,21 +158,19 @@ Deno.test("a bad argument or a bad file exits 2 with one line, never an uncaught
     ["validate", ["extra"], /^validate: takes no arguments, got 'extra' \(deno task validate --help\)$/],
     ["schema", ["--bogus"], /^schema: takes no arguments, got '--bogus' \(deno task schema --help\)$/],
     ["calibrate", ["--bogus"], /^calibrate: unknown option '--bogus' \(deno task calibrate --help\)$/],
+    ["fuzz", ["--cases", "-1"], /^fuzz: --cases: expected a non-negative integer, got '-1' \(deno task fuzz --help\)$/],
+    ["validate:actions", ["no/such/workflow.yml"], /^no\/such\/workflow\.yml: cannot read: file not found$/],
   ];
-  // check and calibrate in-process; the others (entry points with no in-process form) as tasks.
-  const runs = await Promise.all(
-    cases.map(([task, args]) =>
-      task === "check" ? runCheckTask(args) : task === "calibrate" ? runCalibrateTask(args) : runTask(task, args)
-    ),
-  );
-  for (const [i, [task, args, want]] of cases.entries()) {
-    const run = runs[i];
-    const what = `${task} ${args.join(" ")}: ${run.stderr}`;
-    assert.equal(run.code, 2, what);
-    assert.equal(run.stderr.trimEnd().split("\n").length, 1, what);
+  const check = (what: string, run: CliRun, want: RegExp) => {
+    assert.equal(run.code, 2, `${what}: ${run.stderr}`);
+    assert.equal(run.stderr.trimEnd().split("\n").length, 1, `${what}: ${run.stderr}`);
     assert.match(run.stderr.trimEnd(), want, what);
     assert.doesNotMatch(run.stderr, /Uncaught|\bat .*\.ts:\d+/, what);
-  }
+  };
+  for (const [task, args, want] of cases) check(`${task} ${args.join(" ")}`, await ENTRIES[task].run(args), want);
+  // One of them as `deno task` runs it: the script's exit code is the process's.
+  const [task, args, want] = cases[4];
+  check(`deno task ${task} ${args.join(" ")}`, await runTask(task, args), want);
 });
 
 Deno.test("an omitted quantize_linear_action and free PD transfers by default each print one notice", () => {

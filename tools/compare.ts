@@ -51,14 +51,11 @@ export async function runCompare(argv: readonly string[], io: TaskOutput = CONSO
   const parsed = readTaskArgs(
     { task: "compare", usage: USAGE, options: ["--report"], files: true },
     argv.filter((a) => a !== "--changed"),
+    io,
   );
-  if (parsed.kind === "exit") {
-    if (parsed.out !== undefined) io.out(parsed.out);
-    if (parsed.err !== undefined) io.err(parsed.err);
-    return parsed.code;
-  }
+  if (typeof parsed === "number") return parsed;
   const bad = (message: string) => (io.err(usageLine("compare", message)), 2);
-  const { files, options } = parsed.args;
+  const { files, options } = parsed;
   if (files.length !== 2) return bad(`expected two JSON files, got ${files.length}`);
   const report = options["--report"]?.at(-1);
   const problem = report !== undefined ? outputFileProblem("--report", report) : undefined;

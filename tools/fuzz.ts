@@ -8,7 +8,8 @@
  * @module
  */
 import { fuzzCase } from "../tests/fuzz.ts";
-import { parseTaskArgs, usageError } from "../scenarios/_args.ts";
+import { CONSOLE_OUTPUT, readTaskArgs, usageLine } from "../scenarios/_args.ts";
+import type { TaskOutput } from "../scenarios/_args.ts";
 
 const USAGE = `Usage: deno task fuzz [--cases N] [--seed S] [--from K]
 
@@ -23,38 +24,27 @@ error, and print no NaN. Hangs, crashes and NaN are findings.
 
 Exit codes: 0 no finding; 1 findings; 2 bad arguments.`;
 
-// Child mode: run one case, report it on stdout as JSON.
-if (Deno.args[0] === "--one") {
-  const r = fuzzCase(Number(Deno.args[1]), Number(Deno.args[2]));
-  console.log(JSON.stringify(r));
-  Deno.exit(0);
+/** How long one case may take before it counts as a hang. */
+const LIMIT_MS = 30_000;
+/** This file, run as each case's process (`--one SEED N`). */
+const SELF = new URL(import.meta.url).pathname;
+
+/** What a case's process reported. */
+interface CaseReport {
+  readonly outcome: "ok" | "located" | "finding";
+  readonly detail?: string;
+  readonly files?: Record<string, string>;
 }
 
-const args = parseTaskArgs({ task: "fuzz", usage: USAGE, options: ["--cases", "--seed", "--from"] }, Deno.args);
-const arg = (name: string, fallback: number) => {
-  const v = args.options[name]?.at(-1);
-  if (v === undefined) return fallback;
-  const x = Number(v);
-  if (!Number.isSafeInteger(x) || x < 0) usageError("fuzz", `${name}: expected a non-negative integer, got '${v}'`);
-  return x;
-};
-
-const cases = arg("--cases", 1000);
-const seed = arg("--seed", 20261201);
-const from = arg("--from", 0);
-const LIMIT_MS = 30_000;
-const self = new URL(import.meta.url).pathname;
-const counts = { ok: 0, located: 0, finding: 0 };
-let next = from;
-
-async function one(n: number): Promise<void> {
+/** Runs case `n` of the campaign `seed` in its own process (30 s, 2 GiB): a hang or a crash is a finding. */
+async function runCase(seed: number, n: number): Promise<CaseReport> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--allow-read",
       "--allow-env",
       "--v8-flags=--max-old-space-size=2048",
-      self,
+      SELF,
       "--one",
       String(seed),
       String(n),
@@ -66,31 +56,60 @@ async function one(n: number): Promise<void> {
   const out = await child.output();
   clearTimeout(timer);
   const text = new TextDecoder().decode(out.stdout).trim().split("\n").pop() ?? "";
-  let r: { outcome: "ok" | "located" | "finding"; detail?: string; files?: Record<string, string> };
-  if (out.success && text.startsWith("{")) r = JSON.parse(text);
-  else {
-    const why = out.signal === "SIGKILL"
-      ? `hang: over ${LIMIT_MS / 1000} s`
-      : `crashed (exit ${out.code}${
-        /out of memory/i.test(new TextDecoder().decode(out.stderr)) ? ", out of memory" : ""
-      })`;
-    r = { outcome: "finding", detail: why };
-  }
-  counts[r.outcome]++;
-  if (r.outcome === "finding") {
-    console.log(`case ${n}: ${r.detail}`);
-    if (r.files) console.log(`  reproduce: fuzzCase(${seed}, ${n}) in tests/fuzz.ts`);
-  }
+  if (out.success && text.startsWith("{")) return JSON.parse(text);
+  const why = out.signal === "SIGKILL"
+    ? `hang: over ${LIMIT_MS / 1000} s`
+    : `crashed (exit ${out.code}${
+      /out of memory/i.test(new TextDecoder().decode(out.stderr)) ? ", out of memory" : ""
+    })`;
+  return { outcome: "finding", detail: why };
 }
 
-async function worker() {
-  while (next < from + cases) await one(next++);
+/**
+ * `deno task fuzz` in this process (each case still in its own), its lines to `io`.
+ *
+ * @returns the exit code: 0 no finding (or help), 1 findings, 2 bad arguments
+ */
+export async function runFuzz(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): Promise<number> {
+  const args = readTaskArgs({ task: "fuzz", usage: USAGE, options: ["--cases", "--seed", "--from"] }, argv, io);
+  if (typeof args === "number") return args;
+  const values: Record<string, number> = { "--cases": 1000, "--seed": 20261201, "--from": 0 };
+  for (const name of Object.keys(values)) {
+    const v = args.options[name]?.at(-1);
+    if (v === undefined) continue;
+    const x = Number(v);
+    if (!Number.isSafeInteger(x) || x < 0) {
+      io.err(usageLine("fuzz", `${name}: expected a non-negative integer, got '${v}'`));
+      return 2;
+    }
+    values[name] = x;
+  }
+  const { "--cases": cases, "--seed": seed, "--from": from } = values;
+  const counts = { ok: 0, located: 0, finding: 0 };
+  let next = from;
+  const worker = async () => {
+    while (next < from + cases) {
+      const n = next++;
+      const r = await runCase(seed, n);
+      counts[r.outcome]++;
+      if (r.outcome === "finding") {
+        io.out(`case ${n}: ${r.detail}`);
+        if (r.files) io.out(`  reproduce: fuzzCase(${seed}, ${n}) in tests/fuzz.ts`);
+      }
+    }
+  };
+  const start = performance.now();
+  await Promise.all([worker(), worker()]);
+  io.out(
+    `${cases} cases (seed ${seed}): ${counts.ok} ran, ${counts.located} located errors (exit 2), ${counts.finding} ` +
+      `findings; ${((performance.now() - start) / 1000).toFixed(0)} s`,
+  );
+  return counts.finding > 0 ? 1 : 0;
 }
-const start = performance.now();
-await Promise.all([worker(), worker()]);
-console.log(
-  `${cases} cases (seed ${seed}): ${counts.ok} ran, ${counts.located} located errors (exit 2), ${counts.finding} findings; ${
-    ((performance.now() - start) / 1000).toFixed(0)
-  } s`,
-);
-Deno.exit(counts.finding > 0 ? 1 : 0);
+
+if (import.meta.main) {
+  if (Deno.args[0] === "--one") {
+    // Child mode: run one case, report it on stdout as JSON.
+    console.log(JSON.stringify(fuzzCase(Number(Deno.args[1]), Number(Deno.args[2]))));
+  } else Deno.exitCode = await runFuzz(Deno.args);
+}

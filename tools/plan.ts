@@ -127,13 +127,9 @@ export function parseSlo(text: string): PlanSlo | string {
  * deployment meets the SLOs, 1 none does, 2 bad input).
  */
 export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): Promise<number> {
-  const parsed = readTaskArgs({ task: "plan", usage: USAGE, options: OPTIONS }, argv);
-  if (parsed.kind === "exit") {
-    if (parsed.out !== undefined) io.out(parsed.out);
-    if (parsed.err !== undefined) io.err(parsed.err);
-    return parsed.code;
-  }
-  const opt = (k: string) => parsed.args.options[k]?.at(-1);
+  const parsed = readTaskArgs({ task: "plan", usage: USAGE, options: OPTIONS }, argv, io);
+  if (typeof parsed === "number") return parsed;
+  const opt = (k: string) => parsed.options[k]?.at(-1);
   const bad = (message: string) => {
     io.err(usageLine("plan", message));
     return 2;
@@ -178,7 +174,7 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
   if (!(rate > 0 && Number.isFinite(rate))) {
     return bad(`--target_rate: expected a positive number, got '${opt("--target_rate") ?? ""}'`);
   }
-  const sloTexts = parsed.args.options["--slo"] ?? [];
+  const sloTexts = parsed.options["--slo"] ?? [];
   if (sloTexts.length === 0) return bad("at least one --slo is required, e.g. --slo 'ttft.p99<=2'");
   const slos: PlanSlo[] = [];
   for (const t of sloTexts) {

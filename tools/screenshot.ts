@@ -179,17 +179,13 @@ export async function screenshotPage(browser: Browser, htmlPath: string, width =
 
 /** `deno task screenshot` in-process: its arguments and where its lines go, to its exit code. */
 export async function runScreenshot(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): Promise<number> {
-  const parsed = readTaskArgs({ task: "screenshot", usage: USAGE, options: ["--width"], files: true }, argv);
-  if (parsed.kind === "exit") {
-    if (parsed.out !== undefined) io.out(parsed.out);
-    if (parsed.err !== undefined) io.err(parsed.err);
-    return parsed.code;
-  }
+  const parsed = readTaskArgs({ task: "screenshot", usage: USAGE, options: ["--width"], files: true }, argv, io);
+  if (typeof parsed === "number") return parsed;
   const bad = (message: string) => {
     io.err(usageLine("screenshot", message));
     return 2;
   };
-  const { files, options } = parsed.args;
+  const { files, options } = parsed;
   if (files.length !== 2) return bad(`expected PAGE.html OUT.png, got ${files.length} file argument(s)`);
   const [html, png] = files;
   const widthText = options["--width"]?.at(-1);

@@ -18,13 +18,11 @@
  *
  * @module
  */
-import { validateAction, validateWorkflow } from "@action-validator/core";
 import type { ValidationError } from "@action-validator/core";
-import { parseTaskArgs } from "../scenarios/_args.ts";
+import { CONSOLE_OUTPUT, readTaskArgs } from "../scenarios/_args.ts";
+import type { TaskOutput } from "../scenarios/_args.ts";
 
-const { files: named } = parseTaskArgs({
-  task: "validate:actions",
-  usage: `Usage: deno task validate:actions [FILE …]
+const USAGE = `Usage: deno task validate:actions [FILE …]
 
 Validates GitHub Actions files against their schemas (action-validator 0.6.0,
 offline): action.yml (or action.yaml) at the repository root when present, and
@@ -34,9 +32,7 @@ a file named action.yml or action.yaml is an action, anything else a workflow.
 Prints PASS or FAIL per file and each error's path and title; exits 0 when
 every file is valid, 1 when one is not, 2 on a usage error or a missing file.
 
-  -h, --help   show this help and exit`,
-  files: true,
-}, Deno.args);
+  -h, --help   show this help and exit`;
 
 const ROOT = new URL("../", import.meta.url);
 
@@ -72,33 +68,46 @@ function describe(e: ValidationError): string {
   return `  ${where}: ${e.title}${e.detail ? ` (${e.detail})` : ""}`;
 }
 
-/** What to validate: the name to print and where to read it. */
-const files: { name: string; at: string | URL }[] = named.length > 0
-  ? named.map((f) => ({ name: f, at: f }))
-  : defaultFiles().map((f) => ({ name: f, at: new URL(f, ROOT) }));
-if (files.length === 0) {
-  console.log("validate:actions: no action.yml and no .github/workflows/*.yml to validate");
-  Deno.exit(0);
-}
-let invalid = 0;
-for (const { name, at } of files) {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(at);
-  } catch (e) {
-    const why = e instanceof Deno.errors.NotFound ? "file not found" : e instanceof Error ? e.message : String(e);
-    console.error(`${name}: cannot read: ${why}`);
-    Deno.exit(2);
+/**
+ * `deno task validate:actions` in this process, its lines to `io`. The
+ * validator's WebAssembly core is loaded only when there is a file to check.
+ *
+ * @returns the exit code: 0 every file valid (or help), 1 a file invalid, 2 bad arguments or a missing file
+ */
+export async function runValidateActions(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): Promise<number> {
+  const args = readTaskArgs({ task: "validate:actions", usage: USAGE, files: true }, argv, io);
+  if (typeof args === "number") return args;
+  // What to validate: the name to print and where to read it.
+  const files: { name: string; at: string | URL }[] = args.files.length > 0
+    ? args.files.map((f) => ({ name: f, at: f }))
+    : defaultFiles().map((f) => ({ name: f, at: new URL(f, ROOT) }));
+  if (files.length === 0) {
+    io.out("validate:actions: no action.yml and no .github/workflows/*.yml to validate");
+    return 0;
   }
-  const isAction = /(^|[\/\\])action\.ya?ml$/.test(name);
-  const state = isAction ? validateAction(text) : validateWorkflow(text);
-  if (state.errors.length === 0) {
-    console.log(`PASS ${name} (${isAction ? "action" : "workflow"})`);
-    continue;
+  const { validateAction, validateWorkflow } = await import("@action-validator/core");
+  let invalid = 0;
+  for (const { name, at } of files) {
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(at);
+    } catch (e) {
+      const why = e instanceof Deno.errors.NotFound ? "file not found" : e instanceof Error ? e.message : String(e);
+      io.err(`${name}: cannot read: ${why}`);
+      return 2;
+    }
+    const isAction = /(^|[\/\\])action\.ya?ml$/.test(name);
+    const state = isAction ? validateAction(text) : validateWorkflow(text);
+    if (state.errors.length === 0) {
+      io.out(`PASS ${name} (${isAction ? "action" : "workflow"})`);
+      continue;
+    }
+    invalid++;
+    io.out(`FAIL ${name} (${isAction ? "action" : "workflow"}): ${state.errors.length} error(s)`);
+    for (const e of state.errors) io.out(describe(e));
   }
-  invalid++;
-  console.log(`FAIL ${name} (${isAction ? "action" : "workflow"}): ${state.errors.length} error(s)`);
-  for (const e of state.errors) console.log(describe(e));
+  io.out(`${files.length - invalid} valid, ${invalid} invalid`);
+  return invalid > 0 ? 1 : 0;
 }
-console.log(`${files.length - invalid} valid, ${invalid} invalid`);
-Deno.exit(invalid > 0 ? 1 : 0);
+
+if (import.meta.main) Deno.exitCode = await runValidateActions(Deno.args);
