@@ -218,6 +218,7 @@ export type {
   ScenarioAssertion,
   ScenarioOverride,
   ScenarioResult,
+  ScenarioRunOptions,
   SeedSpec,
   SweepAxis,
   SweepPoint,

@@ -7,6 +7,7 @@
  */
 import { loadConfig, loadConfigSources } from "./config/load.ts";
 import type { FileSystem, LoadedConfig } from "./config/load.ts";
+import type { DeviceSpec } from "./hardware/device.ts";
 import type { YamlSource } from "./config/source.ts";
 import { buildPlan } from "./config/plan.ts";
 import type { SimulationPlan } from "./config/plan.ts";
@@ -44,6 +45,12 @@ export interface RunOptions extends SimulationOptions {
   goodput?: GoodputSlos;
   /** Collect time series for reports (memory bounded; see core/metrics/timeseries.ts). */
   timeseries?: boolean;
+  /**
+   * Runs every instance group on this device instead of the one its
+   * `device_type` names (which is still validated): a calibration's trial
+   * constants, without writing and parsing a device file for each trial.
+   */
+  device?: DeviceSpec;
   /**
    * Called with the resolved deployment before the simulation starts (a
    * profile opens its trace here: the engines' labels name its threads).
@@ -107,7 +114,9 @@ export function runSources(instances: readonly YamlSource[], common: YamlSource,
 /** Quantiles kept per latency column for a report's CDFs (every percentile, 0 to 100). */
 const CDF_POINTS = 101;
 
-function runLoaded(cfg: LoadedConfig, options: RunOptions): RunOutput {
+function runLoaded(loaded: LoadedConfig, options: RunOptions): RunOutput {
+  const device = options.device;
+  const cfg = device ? { ...loaded, groups: loaded.groups.map((g) => ({ ...g, device })) } : loaded;
   const plan = buildPlan(cfg, { seed: options.seed });
   options.onPlan?.(plan);
   if (!options.timeseries) {

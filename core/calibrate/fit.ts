@@ -11,7 +11,10 @@
  */
 import { levenbergMarquardt } from "ml-levenberg-marquardt";
 import type { FileSystem } from "../config/load.ts";
-import type { Override, YamlSource } from "../config/source.ts";
+import type { YamlSource } from "../config/source.ts";
+import { deviceFromFile, MICROS_MAX } from "../config/device_schema.ts";
+import type { DeviceFile } from "../config/device_schema.ts";
+import { InputError } from "../config/errors.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import { runSources } from "../run.ts";
 import { quantileSorted } from "../metrics/percentile.ts";
@@ -91,7 +94,49 @@ export function deviceValues(d: DeviceSpec): FitValues {
   };
 }
 
+/** Where a calibration's own errors point. */
+const at = { file: "(calibration)" };
+
 const num = (x: number) => Number(x.toPrecision(6));
+
+/**
+ * The device file of `d` with `v` in place of its fitted constants, as
+ * values: each to 6 significant digits, as {@link deviceFileText} writes
+ * them. The low-precision matmul efficiency moves with the BF16 one.
+ */
+function deviceFileOf(d: DeviceSpec, v: FitValues): DeviceFile {
+  const T = 1e12;
+  const e = d.efficiency;
+  return {
+    name: d.name,
+    memory_gib: num(d.memoryBytes / 2 ** 30),
+    hbm_bandwidth_tb_s: num(d.hbmBandwidth / T),
+    tflops: {
+      bf16: num(d.peaks.bf16 / T),
+      fp16: num(d.peaks.fp16 / T),
+      fp8: num(d.peaks.fp8 / T),
+      int8: num(d.peaks.int8 / T),
+      fp4: num(d.peaks.fp4 / T),
+    },
+    efficiency: {
+      matmul: num(v.matmul),
+      matmul_low_precision: num(Math.min(1, e.matmulLowPrecision * (v.matmul / e.matmul))),
+      attention: num(v.attention),
+      memory: num(v.memory),
+      link: num(e.link),
+    },
+    scale_up_bandwidth_gb_s: num(d.scaleUpBandwidth / 1e9),
+    scale_out_bandwidth_gb_s: num(d.scaleOutBandwidth / 1e9),
+    devices_per_node: d.devicesPerNode,
+    collective_latency_us: num(d.collectiveLatency * 1e6),
+    scale_out_latency_us: num(d.scaleOutLatency * 1e6),
+    matmul_op_overhead_us: num(d.matmulOpOverhead * 1e6),
+    other_op_overhead_us: num(d.otherOpOverhead * 1e6),
+    step_overhead_us: num(v.step_overhead * 1e6),
+    seq_overhead_us: num(v.seq_overhead * 1e6),
+    request_overhead_us: num(v.request_overhead * 1e6),
+  };
+}
 
 /**
  * A device file (YAML) of `d` with `v` in place of its fitted constants.
@@ -113,46 +158,50 @@ const num = (x: number) => Number(x.toPrecision(6));
  * ```
  */
 export function deviceFileText(d: DeviceSpec, v: FitValues, header: readonly string[] = []): string {
-  const T = 1e12;
-  const e = d.efficiency;
-  const lowPrecision = Math.min(1, e.matmulLowPrecision * (v.matmul / e.matmul));
+  const f = deviceFileOf(d, v);
+  const t = f.tflops;
+  const e = f.efficiency;
   return [
     ...header.map((h) => `# ${h}`),
-    `name: ${d.name}`,
-    `memory_gib: ${num(d.memoryBytes / 2 ** 30)}`,
-    `hbm_bandwidth_tb_s: ${num(d.hbmBandwidth / T)}`,
-    `tflops: {bf16: ${num(d.peaks.bf16 / T)}, fp16: ${num(d.peaks.fp16 / T)}, fp8: ${num(d.peaks.fp8 / T)}, int8: ${
-      num(d.peaks.int8 / T)
-    }, fp4: ${num(d.peaks.fp4 / T)}}`,
-    `efficiency: {matmul: ${num(v.matmul)}, matmul_low_precision: ${num(lowPrecision)}, attention: ${
-      num(v.attention)
-    }, memory: ${num(v.memory)}, link: ${num(e.link)}}`,
-    `scale_up_bandwidth_gb_s: ${num(d.scaleUpBandwidth / 1e9)}`,
-    `scale_out_bandwidth_gb_s: ${num(d.scaleOutBandwidth / 1e9)}`,
-    `devices_per_node: ${d.devicesPerNode}`,
-    `collective_latency_us: ${num(d.collectiveLatency * 1e6)}`,
-    `scale_out_latency_us: ${num(d.scaleOutLatency * 1e6)}`,
-    `matmul_op_overhead_us: ${num(d.matmulOpOverhead * 1e6)}`,
-    `other_op_overhead_us: ${num(d.otherOpOverhead * 1e6)}`,
-    `step_overhead_us: ${num(v.step_overhead * 1e6)}`,
-    `seq_overhead_us: ${num(v.seq_overhead * 1e6)}`,
-    `request_overhead_us: ${num(v.request_overhead * 1e6)}`,
+    `name: ${f.name}`,
+    `memory_gib: ${f.memory_gib}`,
+    `hbm_bandwidth_tb_s: ${f.hbm_bandwidth_tb_s}`,
+    `tflops: {bf16: ${t.bf16}, fp16: ${t.fp16}, fp8: ${t.fp8}, int8: ${t.int8}, fp4: ${t.fp4}}`,
+    `efficiency: {matmul: ${e.matmul}, matmul_low_precision: ${e.matmul_low_precision}, attention: ${e.attention}, ` +
+    `memory: ${e.memory}, link: ${e.link}}`,
+    `scale_up_bandwidth_gb_s: ${f.scale_up_bandwidth_gb_s}`,
+    `scale_out_bandwidth_gb_s: ${f.scale_out_bandwidth_gb_s}`,
+    `devices_per_node: ${f.devices_per_node}`,
+    `collective_latency_us: ${f.collective_latency_us}`,
+    `scale_out_latency_us: ${f.scale_out_latency_us}`,
+    `matmul_op_overhead_us: ${f.matmul_op_overhead_us}`,
+    `other_op_overhead_us: ${f.other_op_overhead_us}`,
+    `step_overhead_us: ${f.step_overhead_us}`,
+    `seq_overhead_us: ${f.seq_overhead_us}`,
+    `request_overhead_us: ${f.request_overhead_us}`,
   ].join("\n") + "\n";
 }
 
-/** Where the trial device file lives (served from memory). */
-export const TRIAL_DEVICE = "/servingcast-calibration/trial-device.yaml";
-
-/** `fs` with the device file of `d` with the constants `v` at {@link TRIAL_DEVICE}. */
-export function trialFileSystem(fs: FileSystem, d: DeviceSpec, v: FitValues): FileSystem {
-  const device = deviceFileText(d, v);
-  return {
-    readText: (p) => (p === TRIAL_DEVICE ? device : fs.readText(p)),
-    isDirectory: (p) => p !== TRIAL_DEVICE && fs.isDirectory(p),
-  };
+/**
+ * The device `d` with the constants `v`, exactly as the device file
+ * {@link deviceFileText} writes loads (so a fit's figures are those the
+ * written file gives). A trial of a fit runs on it, without writing or
+ * parsing a file.
+ *
+ * @throws {InputError} when a constant is outside the device file's bounds: efficiencies in (0, 1], host costs from
+ * 0 to {@link MICROS_MAX} µs
+ */
+export function trialDevice(d: DeviceSpec, v: FitValues): DeviceSpec {
+  for (const p of FIT_PARAMETERS) {
+    // The constants fitted in fixed units are the host costs (seconds); the others are efficiencies.
+    const cost = ABSOLUTE[p] !== undefined;
+    if (cost ? !(v[p] >= 0 && v[p] * 1e6 <= MICROS_MAX) : !(v[p] > 0 && v[p] <= 1)) {
+      const bounds = cost ? `0 to ${MICROS_MAX / 1e6} s` : "(0, 1]";
+      throw new InputError(at, `trial constant ${p}: expected a value in ${bounds}, got ${v[p]}`);
+    }
+  }
+  return deviceFromFile(deviceFileOf(d, v), "calibration trial");
 }
-
-const at = { file: "(calibration)" };
 
 /**
  * Simulates one measured run on the deployment with the constants `v`:
@@ -184,16 +233,6 @@ const at = { file: "(calibration)" };
  * ```
  */
 export function simulateRun(setup: CalibrationSetup, v: FitValues, run: MeasuredRun): MeasuredMetrics {
-  const fs = trialFileSystem(setup.fs, setup.device, v);
-  const instances = setup.instances.map((src) => {
-    const groups = (src.data as { instance_groups?: unknown[] } | null)?.instance_groups ?? [];
-    const o: Override[] = groups.map((_, i) => ({
-      path: ["instance_groups", i, "device_type"],
-      value: TRIAL_DEVICE,
-      location: at,
-    }));
-    return src.view([], o);
-  });
   const common = setup.common.view([], [
     {
       path: ["load_gen"],
@@ -210,7 +249,7 @@ export function simulateRun(setup: CalibrationSetup, v: FitValues, run: Measured
     },
     { path: ["serving_config", "max_concurrency"], value: run.maxConcurrency ?? run.requests, location: at },
   ]);
-  const s = runSources(instances, common, { fs }).summary;
+  const s = runSources(setup.instances, common, { fs: setup.fs, device: trialDevice(setup.device, v) }).summary;
   return {
     ttft: s.perMetric["TTFT(s)"].MEDIAN,
     tpot: s.perMetric["TPOT(s)"].MEDIAN,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { loadConfigSources, readYaml } from "../config/load.ts";
+import { loadConfig, loadConfigSources, readYaml } from "../config/load.ts";
 import { InputError } from "../config/errors.ts";
-import { calibrate, DEFAULT_FIT, deviceValues, simulateRun } from "./fit.ts";
+import { calibrate, DEFAULT_FIT, deviceFileText, deviceValues, simulateRun, trialDevice } from "./fit.ts";
 import type { CalibrationSetup, FitValues } from "./fit.ts";
 import { readMeasurementCsv, readSglangResults, readVllmResult } from "./measurements.ts";
 import type { MeasuredRun } from "./measurements.ts";
@@ -95,6 +95,32 @@ Deno.test("calibrate() keeps unfitted constants and every efficiency within (0, 
   assert.ok(r.fitted.memory <= 1 && r.fitted.memory > 0.95, `${r.fitted.memory}`);
   assert.equal(r.fitted.matmul, r.start.matmul);
   assert.equal(r.crossValidation, undefined);
+});
+
+Deno.test("a trial runs on the device its written device file loads as; a constant out of bounds is an InputError", () => {
+  const d = h100Setup().device;
+  const v = {
+    matmul: 0.6123456789,
+    attention: 0.5,
+    memory: 0.7,
+    step_overhead: 901.23456e-6,
+    seq_overhead: 40e-6,
+    request_overhead: 3e-3,
+  };
+  const written: Record<string, string> = {
+    "i.yaml": files["i.yaml"].replace("device_type: H100_SXM_80G", "device_type: ./fitted.yaml"),
+    "c.yaml": files["c.yaml"],
+    "fitted.yaml": deviceFileText(d, v, ["a fit"]),
+  };
+  const loaded = loadConfig(["i.yaml"], "c.yaml", { readText: (p) => written[p], isDirectory: () => false })
+    .groups[0].device;
+  assert.deepEqual({ ...trialDevice(d, v), provenance: "" }, { ...loaded, provenance: "" });
+  assert.equal(trialDevice(d, v).efficiency.matmul, 0.612346);
+  assert.throws(
+    () => trialDevice(d, { ...v, memory: 1.2 }),
+    (e) => e instanceof InputError && /trial constant memory: expected a value in \(0, 1\], got 1\.2$/.test(e.message),
+  );
+  assert.throws(() => trialDevice(d, { ...v, step_overhead: -1e-6 }), /trial constant step_overhead: .* 0 to 10 s/);
 });
 
 Deno.test("readVllmResult() and readSglangResults() take the means, the rate and the medians in seconds", () => {

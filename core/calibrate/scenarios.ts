@@ -17,7 +17,7 @@ import { quantileSorted } from "../metrics/percentile.ts";
 import { runScenario, scenarioSources } from "../scenario/runner.ts";
 import { loadScenario } from "../scenario/scenario.ts";
 import type { ConfigRef, Scenario, ScenarioOverride } from "../scenario/scenario.ts";
-import { calibrateTargets, TRIAL_DEVICE, trialFileSystem } from "./fit.ts";
+import { calibrateTargets, trialDevice } from "./fit.ts";
 import type { CalibrateOptions, CalibrationResult, FitTarget } from "./fit.ts";
 
 /** A validation scenario to calibrate on. */
@@ -169,32 +169,25 @@ export function scenarioTarget(
   const s = c.scenario;
   const files = cachedFs(fs);
   const location = { file: s.file };
-  const withTrial = (ref: ConfigRef): ConfigRef => {
-    const [inst, common] = scenarioSources(s, ref, [], files);
-    const groups = inst.flatMap((src) => (src.data as { instance_groups?: unknown[] } | null)?.instance_groups ?? []);
-    const extra: ScenarioOverride[] = groups.map((_, i) => ({
-      key: `instance_groups[${i}].device_type`,
-      path: ["instance_groups", i, "device_type"],
-      value: TRIAL_DEVICE,
-      location,
-    }));
+  // At most `maxRequests` requests (a trace is replayed whole).
+  const capped = (ref: ConfigRef): ConfigRef => {
+    const [, common] = scenarioSources(s, ref, [], files);
     const lg = (common.data as { load_gen?: { load_gen_type?: string; num_requests?: number } } | null)?.load_gen;
     const n = lg?.num_requests ?? 500;
-    if (options.maxRequests !== undefined && lg?.load_gen_type !== "trace" && n > options.maxRequests) {
-      extra.push({
-        key: "load_gen.num_requests",
-        path: ["load_gen", "num_requests"],
-        value: options.maxRequests,
-        location,
-      });
-    }
-    return { ...ref, overrides: [...ref.overrides, ...extra] };
+    if (options.maxRequests === undefined || lg?.load_gen_type === "trace" || n <= options.maxRequests) return ref;
+    const cap: ScenarioOverride = {
+      key: "load_gen.num_requests",
+      path: ["load_gen", "num_requests"],
+      value: options.maxRequests,
+      location,
+    };
+    return { ...ref, overrides: [...ref.overrides, cap] };
   };
   // Only the measurements matter here: no assertions, capacity searches or baselines.
   const trial: Scenario = {
     ...s,
-    config: withTrial(s.config),
-    variants: new Map([...s.variants].map(([name, ref]) => [name, withTrial(ref)])),
+    config: capped(s.config),
+    variants: new Map([...s.variants].map(([name, ref]) => [name, capped(ref)])),
     assertions: [],
     perPoint: [],
     slos: [],
@@ -204,7 +197,8 @@ export function scenarioTarget(
   return {
     source: s.file,
     measured: s.measured.map((m) => ({ metric: m.key, value: m.value })),
-    simulate: (v) => runScenario(trial, trialFileSystem(files, c.device, v)).measurements.map((m) => m.simulated),
+    simulate: (v) =>
+      runScenario(trial, files, { device: trialDevice(c.device, v) }).measurements.map((m) => m.simulated),
   };
 }
 

@@ -43,8 +43,10 @@ const peak = () =>
   z.union([z.literal(0), capacity()], {
     error: (i) => `expected 0 or a number in [0.001, 1e6], got ${describeValue(i.input)}`,
   });
-/** A latency or overhead: 0 to 10 s, in µs. */
-const micros = () => within(0, 1e7, "microseconds");
+/** The largest latency or overhead a device file takes: 10 s, in µs. */
+export const MICROS_MAX = 1e7;
+/** A latency or overhead: 0 to {@link MICROS_MAX} µs. */
+const micros = () => within(0, MICROS_MAX, "microseconds");
 
 /** Schema of a device file; defaults are the catalog's H100 factors. */
 export const DeviceFileSchema = mapping({

@@ -35,6 +35,7 @@ export type {
   MeasurementResult,
   PointVerdict,
   ScenarioResult,
+  ScenarioRunOptions,
   SweepPoint,
 } from "./runner.ts";
 export { isIntegerKey } from "./key_types.ts";

@@ -19,6 +19,7 @@ import type { LoadStats } from "../metrics/load.ts";
 import { runSources } from "../run.ts";
 import { overloadSummary } from "../report/diagnostics.ts";
 import type { RunOutput } from "../run.ts";
+import type { DeviceSpec } from "../hardware/device.ts";
 import { evalExpr, holds, margin } from "./assertion.ts";
 import type { Bound } from "./assertion.ts";
 import { compareBaseline, readBaseline, snapshot } from "./baseline.ts";
@@ -172,6 +173,14 @@ export function scenarioSources(
   return sources(s, c, extra, fs);
 }
 
+/** How {@link runScenario} runs a scenario's simulations. */
+export interface ScenarioRunOptions {
+  /** Collect time series (the first seed's runs), for reports. */
+  readonly timeseries?: boolean;
+  /** Every instance group on this device (`device` of core/run.ts's RunOptions): a calibration's trial constants. */
+  readonly device?: DeviceSpec;
+}
+
 /**
  * Runs a configuration with every seed of the scenario: the scenario's
  * seed (or load_gen.seed) first, then +1, +2, …
@@ -180,16 +189,17 @@ function runSeeds(
   s: Scenario,
   c: ConfigRef,
   extra: readonly ScenarioOverride[],
-  fs?: FileSystem,
-  timeseries = false,
+  fs: FileSystem | undefined,
+  options: ScenarioRunOptions,
 ): RunOutput[] {
   const [inst, common] = sources(s, c, extra, fs);
-  const first = runSources(inst, common, { seed: s.seed, fs, goodput: s.goodput, timeseries });
+  const { timeseries, device } = options;
+  const first = runSources(inst, common, { seed: s.seed, fs, goodput: s.goodput, timeseries, device });
   const outs = [first];
   const base = first.plan.input.workload.seed;
   for (let k = 1; k < s.seeds.count; k++) {
     const [i, cm] = sources(s, c, extra, fs);
-    outs.push(runSources(i, cm, { seed: base + k, fs, goodput: s.goodput }));
+    outs.push(runSources(i, cm, { seed: base + k, fs, goodput: s.goodput, device }));
   }
   return outs;
 }
@@ -459,15 +469,14 @@ function perPointHint(
  * Runs a scenario and checks it.
  *
  * @param fs where files are read from (default: the real filesystem)
- * @param options `timeseries`: collect each run's CDFs and time series (for reports)
+ * @param options `timeseries`: collect each run's CDFs and time series (for reports); `device`: run every group on it
  * @throws {InputError} when the scenario's configuration is bad
  */
 export function runScenario(
   scenario: Scenario,
   fs?: FileSystem,
-  options: { readonly timeseries?: boolean } = {},
+  options: ScenarioRunOptions = {},
 ): ScenarioResult {
-  const ts = options.timeseries ?? false;
   const s = scenario;
   const seedRuns = new Map<string, RunOutput[]>();
   const checks: CheckResult[] = [];
@@ -484,7 +493,7 @@ export function runScenario(
     const slos = s.slos.length ? s.slos : s.minValueSlos;
     const must = slos.length ? slos : s.perPoint;
     const runPoint = (vals: readonly number[], bisection: boolean): SweepPoint => {
-      const outs = runSeeds(s, s.config, at(vals), fs, ts);
+      const outs = runSeeds(s, s.config, at(vals), fs, options);
       return { values: vals, output: outs[0], outputs: outs, bisection };
     };
     const judged = (p: SweepPoint): JudgedPoint => {
@@ -522,9 +531,9 @@ export function runScenario(
       capacity = capacitySearch(axes[0], kind, judgedGrid, (v) => judged(runPoint([v], true)));
     }
   } else if (s.variants.size) {
-    for (const [name, c] of s.variants) seedRuns.set(name, runSeeds(s, c, [], fs, ts));
+    for (const [name, c] of s.variants) seedRuns.set(name, runSeeds(s, c, [], fs, options));
   } else {
-    seedRuns.set("", runSeeds(s, s.config, [], fs, ts));
+    seedRuns.set("", runSeeds(s, s.config, [], fs, options));
   }
 
   const runs = new Map([...seedRuns].map(([k, v]) => [k, v[0]]));
