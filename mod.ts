@@ -22,7 +22,7 @@
  * @module
  */
 
-export { describeRun, diagnostics, pools, runFiles, runSources } from "./core/run.ts";
+export { describeRun, diagnostics, pools, runFiles, runLoaded, runSources } from "./core/run.ts";
 export { deploymentSection, poolSections, runJson, simulationSection } from "./core/report/run_json.ts";
 export type { RunOptions, RunOutput } from "./core/run.ts";
 export {
@@ -218,7 +218,6 @@ export type {
   ScenarioAssertion,
   ScenarioOverride,
   ScenarioResult,
-  ScenarioRunOptions,
   SeedSpec,
   SweepAxis,
   SweepPoint,

@@ -114,7 +114,32 @@ export function runSources(instances: readonly YamlSource[], common: YamlSource,
 /** Quantiles kept per latency column for a report's CDFs (every percentile, 0 to 100). */
 const CDF_POINTS = 101;
 
-function runLoaded(loaded: LoadedConfig, options: RunOptions): RunOutput {
+/**
+ * Runs an already loaded configuration ({@link loadConfig}): one configuration, loaded and validated once, runs with
+ * several seeds or on several devices. `options.fs` is not read here.
+ *
+ * @throws {InputError} on an impossible deployment
+ *
+ * @example One loaded configuration, two seeds
+ * ```ts
+ * import { loadConfig, runLoaded } from "../mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "load_gen: {load_gen_type: fixed_length, num_requests: 20, num_input_tokens: 128, num_output_tokens: 8, " +
+ *   "request_rate: 50, arrival_process: poisson}";
+ * const files: Record<string, string> = { "i.yaml": i, "c.yaml": c };
+ * const cfg = loadConfig(["i.yaml"], "c.yaml", { readText: (p) => files[p], isDirectory: () => false });
+ * const a = runLoaded(cfg, { seed: 1 });
+ * const b = runLoaded(cfg, { seed: 2 });
+ * assert.equal(a.summary.overall.total_requests, 20);
+ * assert.notEqual(a.result.endTime, b.result.endTime);
+ * assert.equal(runLoaded(cfg, { seed: 1 }).result.endTime, a.result.endTime);
+ * ```
+ */
+export function runLoaded(loaded: LoadedConfig, options: RunOptions = {}): RunOutput {
   const device = options.device;
   const cfg = device ? { ...loaded, groups: loaded.groups.map((g) => ({ ...g, device })) } : loaded;
   const plan = buildPlan(cfg, { seed: options.seed });

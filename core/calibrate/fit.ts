@@ -10,13 +10,14 @@
  * @module
  */
 import { levenbergMarquardt } from "ml-levenberg-marquardt";
-import type { FileSystem } from "../config/load.ts";
+import { loadConfigSources } from "../config/load.ts";
+import type { FileSystem, LoadedConfig } from "../config/load.ts";
 import type { YamlSource } from "../config/source.ts";
 import { deviceFromFile, MICROS_MAX } from "../config/device_schema.ts";
 import type { DeviceFile } from "../config/device_schema.ts";
 import { InputError } from "../config/errors.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
-import { runSources } from "../run.ts";
+import { runLoaded } from "../run.ts";
 import { quantileSorted } from "../metrics/percentile.ts";
 import type { MeasuredMetrics, MeasuredRun } from "./measurements.ts";
 
@@ -233,6 +234,11 @@ export function trialDevice(d: DeviceSpec, v: FitValues): DeviceSpec {
  * ```
  */
 export function simulateRun(setup: CalibrationSetup, v: FitValues, run: MeasuredRun): MeasuredMetrics {
+  return simulateLoaded(loadRun(setup, run), setup.device, v);
+}
+
+/** The deployment of `setup` with the workload of `run`, loaded and validated (the same for every trial). */
+function loadRun(setup: CalibrationSetup, run: MeasuredRun): LoadedConfig {
   const common = setup.common.view([], [
     {
       path: ["load_gen"],
@@ -249,7 +255,12 @@ export function simulateRun(setup: CalibrationSetup, v: FitValues, run: Measured
     },
     { path: ["serving_config", "max_concurrency"], value: run.maxConcurrency ?? run.requests, location: at },
   ]);
-  const s = runSources(setup.instances, common, { fs: setup.fs, device: trialDevice(setup.device, v) }).summary;
+  return loadConfigSources(setup.instances, common, setup.fs);
+}
+
+/** The metrics of a measured run, simulated on `device` with the constants `v`. */
+function simulateLoaded(cfg: LoadedConfig, device: DeviceSpec, v: FitValues): MeasuredMetrics {
+  const s = runLoaded(cfg, { device: trialDevice(device, v) }).summary;
   return {
     ttft: s.perMetric["TTFT(s)"].MEDIAN,
     tpot: s.perMetric["TPOT(s)"].MEDIAN,
@@ -272,12 +283,14 @@ export interface FitTarget {
 
 /** A measured run as a fit target: its median TTFT, median TPOT and output throughput. */
 function runTarget(setup: CalibrationSetup, run: MeasuredRun): FitTarget {
+  // Loaded at the first trial and kept: a trial changes the device alone.
+  let cfg: LoadedConfig | undefined;
   const keys = (Object.keys(run.metrics) as (keyof MeasuredMetrics)[]).filter((k) => run.metrics[k] !== undefined);
   return {
     source: run.where,
     measured: keys.map((k) => ({ metric: k, value: run.metrics[k]! })),
     simulate: (v) => {
-      const m = simulateRun(setup, v, run);
+      const m = simulateLoaded(cfg ??= loadRun(setup, run), setup.device, v);
       return keys.map((k) => m[k]!);
     },
   };

@@ -14,7 +14,7 @@ import { buildPlan } from "../config/plan.ts";
 import type { FileSystem } from "../config/load.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import { quantileSorted } from "../metrics/percentile.ts";
-import { runScenario, scenarioSources } from "../scenario/runner.ts";
+import { LoadedConfigs, runScenario, scenarioSources } from "../scenario/runner.ts";
 import { loadScenario } from "../scenario/scenario.ts";
 import type { ConfigRef, Scenario, ScenarioOverride } from "../scenario/scenario.ts";
 import { calibrateTargets, trialDevice } from "./fit.ts";
@@ -194,11 +194,13 @@ export function scenarioTarget(
     minValueSlos: [],
     baseline: undefined,
   };
+  // Loaded once: a trial changes the device alone.
+  const loaded = new LoadedConfigs();
   return {
     source: s.file,
     measured: s.measured.map((m) => ({ metric: m.key, value: m.value })),
     simulate: (v) =>
-      runScenario(trial, files, { device: trialDevice(c.device, v) }).measurements.map((m) => m.simulated),
+      runScenario(trial, files, { device: trialDevice(c.device, v), loaded }).measurements.map((m) => m.simulated),
   };
 }
 

@@ -28,7 +28,7 @@ export type {
   SweepAxis,
   SweepSpec,
 } from "./scenario.ts";
-export { overloadNote, runScenario, scenarioSources } from "./runner.ts";
+export { LoadedConfigs, overloadNote, runScenario, scenarioSources } from "./runner.ts";
 export type {
   CapacityAnswer,
   CheckResult,

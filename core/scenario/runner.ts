@@ -12,11 +12,12 @@
  * @module
  */
 import type { FileSystem } from "../config/load.ts";
-import { readYaml } from "../config/load.ts";
+import { loadConfigSources, readYaml } from "../config/load.ts";
+import type { LoadedConfig } from "../config/load.ts";
 import type { YamlSource } from "../config/source.ts";
 import { KEEP_UP_TOLERANCE } from "../metrics/load.ts";
 import type { LoadStats } from "../metrics/load.ts";
-import { runSources } from "../run.ts";
+import { runLoaded } from "../run.ts";
 import { overloadSummary } from "../report/diagnostics.ts";
 import type { RunOutput } from "../run.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
@@ -173,17 +174,41 @@ export function scenarioSources(
   return sources(s, c, extra, fs);
 }
 
+/**
+ * Configurations loaded for a scenario's runs, kept by the caller between
+ * calls of {@link runScenario} on the same scenario object: a calibration
+ * runs one scenario hundreds of times with only the device changing, and
+ * loading and validating its files was a tenth of that. The files must not
+ * change meanwhile.
+ */
+export class LoadedConfigs {
+  #byRef = new Map<ConfigRef, Map<string, LoadedConfig>>();
+
+  /** The configuration `ref` with `extra` applied: `load` runs the first time only. */
+  get(ref: ConfigRef, extra: readonly ScenarioOverride[], load: () => LoadedConfig): LoadedConfig {
+    let byExtra = this.#byRef.get(ref);
+    if (byExtra === undefined) this.#byRef.set(ref, byExtra = new Map());
+    const key = JSON.stringify(extra.map((o) => [o.path, o.value]));
+    let cfg = byExtra.get(key);
+    if (cfg === undefined) byExtra.set(key, cfg = load());
+    return cfg;
+  }
+}
+
 /** How {@link runScenario} runs a scenario's simulations. */
 export interface ScenarioRunOptions {
   /** Collect time series (the first seed's runs), for reports. */
   readonly timeseries?: boolean;
   /** Every instance group on this device (`device` of core/run.ts's RunOptions): a calibration's trial constants. */
   readonly device?: DeviceSpec;
+  /** Configurations loaded by earlier calls on the same scenario, reused (see {@link LoadedConfigs}). */
+  readonly loaded?: LoadedConfigs;
 }
 
 /**
  * Runs a configuration with every seed of the scenario: the scenario's
- * seed (or load_gen.seed) first, then +1, +2, …
+ * seed (or load_gen.seed) first, then +1, +2, … The configuration is
+ * loaded once (a seed changes the workload, not the files).
  */
 function runSeeds(
   s: Scenario,
@@ -192,15 +217,13 @@ function runSeeds(
   fs: FileSystem | undefined,
   options: ScenarioRunOptions,
 ): RunOutput[] {
-  const [inst, common] = sources(s, c, extra, fs);
+  const load = () => loadConfigSources(...sources(s, c, extra, fs), fs);
+  const cfg = options.loaded ? options.loaded.get(c, extra, load) : load();
   const { timeseries, device } = options;
-  const first = runSources(inst, common, { seed: s.seed, fs, goodput: s.goodput, timeseries, device });
+  const first = runLoaded(cfg, { seed: s.seed, goodput: s.goodput, timeseries, device });
   const outs = [first];
   const base = first.plan.input.workload.seed;
-  for (let k = 1; k < s.seeds.count; k++) {
-    const [i, cm] = sources(s, c, extra, fs);
-    outs.push(runSources(i, cm, { seed: base + k, fs, goodput: s.goodput, device }));
-  }
+  for (let k = 1; k < s.seeds.count; k++) outs.push(runLoaded(cfg, { seed: base + k, goodput: s.goodput, device }));
   return outs;
 }
 
