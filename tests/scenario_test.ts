@@ -3,7 +3,7 @@
  * what a bad scenario file is told.
  */
 import assert from "node:assert/strict";
-import { loadScenario, runScenario } from "../core/scenario/mod.ts";
+import { LoadedConfigs, loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { InputError } from "../core/config/errors.ts";
 import { COMMON_OK, INSTANCE_OK, ROOT, writeTemp } from "./_helpers.ts";
 
@@ -96,4 +96,23 @@ Deno.test("every bundled scenario loads and names existing config files", () => 
     assert.ok(checks >= 1, `${f.name} checks something`);
     for (const p of [...s.instancePaths, s.commonPath ?? s.file]) assert.ok(Deno.statSync(p).isFile, p);
   }
+});
+
+Deno.test("runScenario() with LoadedConfigs reuses each point's loaded configuration and gives the same runs, seed by seed", () => {
+  const dir = writeTemp({
+    "i.yaml": INSTANCE_OK,
+    "c.yaml": COMMON_OK,
+    "s.yaml": "name: sweep\ninstance_config: i.yaml\ncommon_config: c.yaml\nseeds: 2\n" +
+      "overrides: {load_gen.arrival_process: poisson}\n" +
+      'sweep: {load_gen.request_rate: [2, 40]}\nexpect_per_point: {total_requests: "== 50"}\n',
+  });
+  const s = loadScenario(`${dir}s.yaml`);
+  const figures = (r: ReturnType<typeof runScenario>) =>
+    r.points.map((p) => p.outputs.map((o) => [p.values[0], o.plan.input.workload.seed, o.result.endTime]));
+  const fresh = figures(runScenario(s));
+  const loaded = new LoadedConfigs();
+  assert.deepEqual(figures(runScenario(s, undefined, { loaded })), fresh);
+  assert.deepEqual(figures(runScenario(s, undefined, { loaded })), fresh, "from the kept configurations");
+  // The two points and two seeds differ: a configuration kept for the wrong point or seed would show.
+  assert.equal(new Set(fresh.flat().map((f) => f[2])).size, 4);
 });
