@@ -4,6 +4,12 @@
  * run in the order of the {@link EVENT_PRIORITY} table, then in the order
  * they were pushed, so a run is fully deterministic.
  *
+ * The heap is held as parallel arrays rather than an object per event: a
+ * run pushes and pops millions of events (2.9 million for the bundled
+ * scenarios), and an object for each made the simulations about 6% slower
+ * (the bundled scenarios and the 100,000-request bench, the two versions
+ * run interleaved in one process: median of 8 rounds, twice).
+ *
  * @module
  */
 
@@ -24,31 +30,37 @@ export const EVENT_PRIORITY = {
 /** An event kind. */
 export type EventKind = keyof typeof EVENT_PRIORITY;
 
-/** A scheduled event. `target` is the engine index (or unused). */
-export interface SimEvent {
-  readonly time: number;
-  readonly priority: number;
-  readonly seq: number;
-  readonly kind: EventKind;
-  readonly target: number;
-  /** For TRANSFER_END: the transfer's version when planned (stale ones are ignored). */
-  readonly version: number;
-}
+/** The kinds by priority. */
+const KINDS = (Object.keys(EVENT_PRIORITY) as EventKind[]).sort((a, b) => EVENT_PRIORITY[a] - EVENT_PRIORITY[b]);
 
-function before(a: SimEvent, b: SimEvent): boolean {
-  if (a.time !== b.time) return a.time < b.time;
-  if (a.priority !== b.priority) return a.priority < b.priority;
-  return a.seq < b.seq;
-}
+/**
+ * Priority and sequence number folded into one number, `priority × ORDER_SPAN
+ * + seq`, exact below 2^53: 2^44 events (1.7e13) a run before two could tie.
+ */
+const ORDER_SPAN = 2 ** 44;
 
-/** A min-heap of events. */
+/** A min-heap of events; {@link pop} makes the earliest one current. */
 export class EventQueue {
-  #heap: SimEvent[] = [];
+  #time: number[] = [];
+  #order: number[] = [];
+  #target: number[] = [];
+  #version: number[] = [];
+  /** Events in the heap (the arrays keep their length). */
+  #n = 0;
   #seq = 0;
+
+  /** The current (last popped) event's time, µs. */
+  time = 0;
+  /** The current event's kind. */
+  kind: EventKind = "ARRIVAL";
+  /** The current event's target: the engine index (or a transfer id, or unused). */
+  target = -1;
+  /** For TRANSFER_END: the transfer's version when planned (stale ones are ignored). */
+  version = 0;
 
   /** Events waiting. */
   get size(): number {
-    return this.#heap.length;
+    return this.#n;
   }
 
   /**
@@ -59,38 +71,54 @@ export class EventQueue {
    * @param target the engine index the event is for
    */
   push(time: number, kind: EventKind, target = -1, version = 0): void {
-    const e: SimEvent = { time, priority: EVENT_PRIORITY[kind], seq: this.#seq++, kind, target, version };
-    const h = this.#heap;
-    let i = h.length;
-    h.push(e);
+    const order = EVENT_PRIORITY[kind] * ORDER_SPAN + this.#seq++;
+    const t = this.#time, o = this.#order, g = this.#target, v = this.#version;
+    let i = this.#n++;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (!before(e, h[p])) break;
-      h[i] = h[p];
+      if (t[p] < time || (t[p] === time && o[p] < order)) break;
+      t[i] = t[p];
+      o[i] = o[p];
+      g[i] = g[p];
+      v[i] = v[p];
       i = p;
     }
-    h[i] = e;
+    t[i] = time;
+    o[i] = order;
+    g[i] = target;
+    v[i] = version;
   }
 
-  /** Removes and returns the earliest event, or undefined when empty. */
-  pop(): SimEvent | undefined {
-    const h = this.#heap;
-    const top = h[0];
-    const last = h.pop();
-    if (h.length > 0 && last) {
-      let i = 0;
-      const n = h.length;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= n) break;
-        const r = l + 1;
-        const c = r < n && before(h[r], h[l]) ? r : l;
-        if (!before(h[c], last)) break;
-        h[i] = h[c];
-        i = c;
-      }
-      h[i] = last;
+  /** Makes the earliest event current and removes it; false when none is left. */
+  pop(): boolean {
+    const n = this.#n - 1;
+    if (n < 0) return false;
+    this.#n = n;
+    const t = this.#time, o = this.#order, g = this.#target, v = this.#version;
+    this.time = t[0];
+    this.kind = KINDS[Math.floor(o[0] / ORDER_SPAN)];
+    this.target = g[0];
+    this.version = v[0];
+    if (n === 0) return true;
+    // The last event sifts down from the root.
+    const lt = t[n], lo = o[n], lg = g[n], lv = v[n];
+    let i = 0;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= n) break;
+      const r = c + 1;
+      if (r < n && (t[r] < t[c] || (t[r] === t[c] && o[r] < o[c]))) c = r;
+      if (lt < t[c] || (lt === t[c] && lo < o[c])) break;
+      t[i] = t[c];
+      o[i] = o[c];
+      g[i] = g[c];
+      v[i] = v[c];
+      i = c;
     }
-    return top;
+    t[i] = lt;
+    o[i] = lo;
+    g[i] = lg;
+    v[i] = lv;
+    return true;
   }
 }

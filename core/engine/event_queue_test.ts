@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { EventQueue } from "./event_queue.ts";
+import { EVENT_PRIORITY, EventQueue } from "./event_queue.ts";
+import type { EventKind } from "./event_queue.ts";
 import { Deque } from "./deque.ts";
 import { BlockPool } from "./kv_cache.ts";
 
@@ -11,22 +12,57 @@ Deno.test("EventQueue orders by time, then priority table, then insertion", () =
   q.push(5, "STEP_END", 3);
   q.push(5, "STEP_END", 4);
   const order = [];
-  for (let e = q.pop(); e; e = q.pop()) order.push(`${e.time}:${e.kind}:${e.target}`);
+  while (q.pop()) order.push(`${q.time}:${q.kind}:${q.target}`);
   assert.deepEqual(order, ["3:ENGINE_WAKE:2", "5:STEP_END:3", "5:STEP_END:4", "5:ARRIVAL:-1", "5:ENGINE_WAKE:1"]);
 });
 
-Deno.test("EventQueue pops 10,000 random events in order", () => {
+Deno.test("EventQueue pops 10,000 random events, pushed between pops, as a linear scan by (time, priority, push) does", () => {
   const q = new EventQueue();
+  const kinds = Object.keys(EVENT_PRIORITY) as EventKind[];
   let x = 1;
+  const rand = (n: number) => (x = (x * 48271) % 2147483647) % n;
+  // The reference: the pending events in a list, the earliest found by a scan.
+  type Ev = { time: number; kind: EventKind; target: number; version: number; seq: number };
+  const pending: Ev[] = [];
+  const before = (a: Ev, b: Ev) =>
+    a.time !== b.time
+      ? a.time < b.time
+      : EVENT_PRIORITY[a.kind] !== EVENT_PRIORITY[b.kind]
+      ? EVENT_PRIORITY[a.kind] < EVENT_PRIORITY[b.kind]
+      : a.seq < b.seq;
+  let seq = 0;
+  let now = 0;
+  let pops = 0;
+  const popBoth = () => {
+    let m = 0;
+    for (let i = 1; i < pending.length; i++) if (before(pending[i], pending[m])) m = i;
+    const want = pending.splice(m, 1)[0];
+    assert.ok(q.pop(), `pop ${pops}: the queue is empty`);
+    assert.deepEqual(
+      [q.time, q.kind, q.target, q.version],
+      [want.time, want.kind, want.target, want.version],
+      `pop ${pops}`,
+    );
+    now = q.time;
+    pops++;
+  };
   for (let i = 0; i < 10_000; i++) {
-    x = (x * 48271) % 2147483647;
-    q.push(x % 1000, "ARRIVAL");
+    // Never before the current time, as in a simulation; often at it.
+    const e = {
+      time: now + rand(3) * rand(20),
+      kind: kinds[rand(kinds.length)],
+      target: rand(8),
+      version: rand(3),
+      seq: seq++,
+    };
+    pending.push(e);
+    q.push(e.time, e.kind, e.target, e.version);
+    if (rand(3) !== 0) popBoth();
   }
-  let last = -1;
-  for (let e = q.pop(); e; e = q.pop()) {
-    assert.ok(e.time >= last);
-    last = e.time;
-  }
+  while (pending.length > 0) popBoth();
+  assert.equal(q.pop(), false);
+  assert.equal(q.size, 0);
+  assert.equal(pops, 10_000);
 });
 
 Deno.test("Deque takes items at both ends and grows", () => {

@@ -7,7 +7,7 @@
 export { simulate } from "./simulator.ts";
 export { Engine, unservableCategory, unservableReason } from "./engine.ts";
 export { EVENT_PRIORITY, EventQueue } from "./event_queue.ts";
-export type { EventKind, SimEvent } from "./event_queue.ts";
+export type { EventKind } from "./event_queue.ts";
 export { BlockPool } from "./kv_cache.ts";
 export { Deque } from "./deque.ts";
 export { Request } from "./request.ts";

@@ -132,24 +132,24 @@ class Simulation {
       this.#next = this.#source.next();
       queue.push(this.#next.arrival, "ARRIVAL");
     }
-    for (let ev = queue.pop(); ev; ev = queue.pop()) {
-      if (ev.time < this.#now) throw new RangeError(`clock went back from ${this.#now} to ${ev.time} µs`);
-      this.#now = ev.time;
-      switch (ev.kind) {
+    while (queue.pop()) {
+      if (queue.time < this.#now) throw new RangeError(`clock went back from ${this.#now} to ${queue.time} µs`);
+      this.#now = queue.time;
+      switch (queue.kind) {
         case "ARRIVAL":
           this.#arrival();
           break;
         case "REQUEST_IN":
-          this.#requestIn(this.#engines[ev.target]);
+          this.#requestIn(this.#engines[queue.target]);
           break;
         case "ENGINE_WAKE":
-          this.#engineWake(this.#engines[ev.target]);
+          this.#engineWake(this.#engines[queue.target]);
           break;
         case "STEP_END":
-          this.#stepEnd(this.#engines[ev.target]);
+          this.#stepEnd(this.#engines[queue.target]);
           break;
         case "TRANSFER_END":
-          this.#transferEnd(ev.target, ev.version);
+          this.#transferEnd(queue.target, queue.version);
           break;
       }
     }
