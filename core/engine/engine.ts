@@ -643,7 +643,8 @@ export class Engine implements EngineLoad {
    */
   completeStep(now: number): Request[] {
     const done = this.#finished;
-    done.length = 0;
+    // Writing an array's length costs a runtime call (65 ns in Deno 2.9.6, even when unchanged): only when it changes.
+    if (done.length > 0) done.length = 0;
     const run = this.running;
     this.steps++;
     this.busyTime += now - this.stepStart;
@@ -720,7 +721,7 @@ export class Engine implements EngineLoad {
       if (w !== i) run[w] = r;
       w++;
     }
-    run.length = w;
+    if (w < run.length) run.length = w;
     if (w === 0) this.#windowLeft = 0; // a multi-step window ends with its batch
     if (sameGap > 0) this.#addItl(now - last, sameGap);
     this.#lastStepEnd = now;
