@@ -70,6 +70,7 @@ export class SyntheticSource implements RequestSource {
   #rng: Rng;
   #classes: readonly RequestClass[];
   #total: number;
+  #prefixes = new Map<number, PrefixIds>();
 
   /**
    * @param count requests to yield
@@ -103,7 +104,23 @@ export class SyntheticSource implements RequestSource {
     const blocks = Math.floor(Math.min(input, c.sharedPrefixTokens) / SYNTHETIC_PREFIX_BLOCK);
     // Ids unique per (class, group, position): class index and group in the high digits.
     const base = ((this.#classes.indexOf(c) + 1) * 1_000_000 + group) * 1_000_000;
-    const ids = Array.from({ length: blocks }, (_, i) => base + i);
-    return { arrival, input, output, prefix: { ids, blockTokens: SYNTHETIC_PREFIX_BLOCK } };
+    return { arrival, input, output, prefix: this.#prefix(base, blocks) };
+  }
+
+  /**
+   * The prefix of `blocks` ids from `base`, one object shared by every request with it (the ids are read only):
+   * a shared system prompt is the same prefix for thousands of requests.
+   */
+  #prefix(base: number, blocks: number): PrefixIds {
+    // `base` ends in six zero digits: base + blocks is unique below a million blocks (16M tokens).
+    const key = blocks < 1_000_000 ? base + blocks : undefined;
+    let p = key === undefined ? undefined : this.#prefixes.get(key);
+    if (p === undefined) {
+      const ids = new Array<number>(blocks);
+      for (let i = 0; i < blocks; i++) ids[i] = base + i;
+      p = { ids, blockTokens: SYNTHETIC_PREFIX_BLOCK };
+      if (key !== undefined) this.#prefixes.set(key, p);
+    }
+    return p;
   }
 }
