@@ -72,21 +72,31 @@ export class EventQueue {
    */
   push(time: number, kind: EventKind, target = -1, version = 0): void {
     const order = EVENT_PRIORITY[kind] * ORDER_SPAN + this.#seq++;
-    const t = this.#time, o = this.#order, g = this.#target, v = this.#version;
+    const t = this.#time, o = this.#order;
     let i = this.#n++;
     while (i > 0) {
       const p = (i - 1) >> 1;
       if (t[p] < time || (t[p] === time && o[p] < order)) break;
-      t[i] = t[p];
-      o[i] = o[p];
-      g[i] = g[p];
-      v[i] = v[p];
+      this.#move(p, i);
       i = p;
     }
-    t[i] = time;
-    o[i] = order;
-    g[i] = target;
-    v[i] = version;
+    this.#put(i, time, order, target, version);
+  }
+
+  /** Moves the event at slot `from` to slot `to`. */
+  #move(from: number, to: number): void {
+    this.#time[to] = this.#time[from];
+    this.#order[to] = this.#order[from];
+    this.#target[to] = this.#target[from];
+    this.#version[to] = this.#version[from];
+  }
+
+  /** Writes an event into slot `i`. */
+  #put(i: number, time: number, order: number, target: number, version: number): void {
+    this.#time[i] = time;
+    this.#order[i] = order;
+    this.#target[i] = target;
+    this.#version[i] = version;
   }
 
   /** Makes the earliest event current and removes it; false when none is left. */
@@ -109,16 +119,10 @@ export class EventQueue {
       const r = c + 1;
       if (r < n && (t[r] < t[c] || (t[r] === t[c] && o[r] < o[c]))) c = r;
       if (lt < t[c] || (lt === t[c] && lo < o[c])) break;
-      t[i] = t[c];
-      o[i] = o[c];
-      g[i] = g[c];
-      v[i] = v[c];
+      this.#move(c, i);
       i = c;
     }
-    t[i] = lt;
-    o[i] = lo;
-    g[i] = lg;
-    v[i] = lv;
+    this.#put(i, lt, lo, lg, lv);
     return true;
   }
 }
