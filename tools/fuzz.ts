@@ -8,6 +8,7 @@
  * @module
  */
 import { fuzzCase } from "../tests/fuzz.ts";
+import type { CaseResult } from "../tests/fuzz.ts";
 import { CONSOLE_OUTPUT, readTaskArgs, usageLine } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
 
@@ -29,15 +30,8 @@ const LIMIT_MS = 30_000;
 /** This file, run as each case's process (`--one SEED N`). */
 const SELF = new URL(import.meta.url).pathname;
 
-/** What a case's process reported. */
-interface CaseReport {
-  readonly outcome: "ok" | "located" | "finding";
-  readonly detail?: string;
-  readonly files?: Record<string, string>;
-}
-
 /** Runs case `n` of the campaign `seed` in its own process (30 s, 2 GiB): a hang or a crash is a finding. */
-async function runCase(seed: number, n: number): Promise<CaseReport> {
+async function runCase(seed: number, n: number): Promise<CaseResult> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",

@@ -492,7 +492,7 @@ function perPointHint(
  * Runs a scenario and checks it.
  *
  * @param fs where files are read from (default: the real filesystem)
- * @param options `timeseries`: collect each run's CDFs and time series (for reports); `device`: run every group on it
+ * @param options time series for reports, a device for every group, configurations kept from earlier calls
  * @throws {InputError} when the scenario's configuration is bad
  */
 export function runScenario(
