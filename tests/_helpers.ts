@@ -6,10 +6,11 @@
  */
 
 import type { FileSystem } from "../core/config/load.ts";
-import { main } from "../cli.ts";
-import { runCheck } from "../scenarios/check.ts";
-import { runCalibrate } from "../tools/calibrate.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
+
+// The command line (cli.ts) and `deno task check` (scenarios/check.ts) are imported when a test first runs them, not
+// here: Deno runs each test module in a runtime of its own, and a module that only wants ROOT or writeTemp would load
+// them (and commander) for nothing, about 0.05 s of CPU in each of the dozen such modules.
 
 /** The repository root. */
 export const ROOT = new URL("..", import.meta.url).pathname;
@@ -45,6 +46,7 @@ export async function runDeno(args: string[], cwd = ROOT): Promise<CliRun> {
 export async function runCli(args: string[]): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
+  const { main } = await import("../cli.ts");
   const code = await main(args, { stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s) });
   return { code, stdout, stderr };
 }
@@ -75,14 +77,10 @@ export function captureTask(entry: TaskEntry, args: string[]): CliRun {
  * Runs `deno task check ...args` in this process (`runCheck` of scenarios/check.ts). The task's permission set is what
  * a process run adds; a few tests keep that.
  */
-export function runCheckTask(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+export async function runCheckTask(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   // Only the variables a test gives: a suite run inside GitHub Actions must not append to the job's real summary.
+  const { runCheck } = await import("../scenarios/check.ts");
   return captureTaskAsync((a, io) => runCheck(a, io, (name) => env[name]), args);
-}
-
-/** Runs `deno task calibrate ...args` in this process (`runCalibrate` of tools/calibrate.ts). */
-export function runCalibrateTask(args: string[]): CliRun {
-  return captureTask(runCalibrate, args);
 }
 
 /** Runs `deno task <name> ...args` (quietly) from the repository root. */

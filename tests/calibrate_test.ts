@@ -6,7 +6,8 @@
  * error beside the uncalibrated one.
  */
 import assert from "node:assert/strict";
-import { runCalibrateTask, runCli, runTask, writeTemp } from "./_helpers.ts";
+import { captureTask, runCli, runTask, writeTemp } from "./_helpers.ts";
+import { runCalibrate } from "../tools/calibrate.ts";
 import { readYaml } from "../core/config/load.ts";
 import { loadConfigSources } from "../core/config/load.ts";
 import { denoFileSystem } from "../core/config/load.ts";
@@ -16,7 +17,7 @@ import { calibrateScenarios, loadScenarioCases } from "../core/calibrate/scenari
 import { ROOT } from "./_helpers.ts";
 
 /** `deno task calibrate` in-process: its exit code and what it printed (the task's own entry point is run once below). */
-const calibrateCli = runCalibrateTask;
+const calibrateCli = (args: string[]) => captureTask(runCalibrate, args);
 
 const INSTANCE =
   "instance_groups:\n  - {num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}\n";

@@ -6,17 +6,7 @@
  */
 import assert from "node:assert/strict";
 import denoJson from "../deno.json" with { type: "json" };
-import {
-  COMMON_OK,
-  INSTANCE_OK,
-  memoryFs,
-  ROOT,
-  runCalibrateTask,
-  runCheckTask,
-  runCli,
-  runDeno,
-  runTask,
-} from "./_helpers.ts";
+import { COMMON_OK, INSTANCE_OK, memoryFs, ROOT, runCheckTask, runCli, runDeno, runTask } from "./_helpers.ts";
 import type { CliRun } from "./_helpers.ts";
 import { captureTaskAsync } from "./_helpers.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
@@ -72,7 +62,7 @@ const ENTRIES: Record<string, { file: string; entry: { name: string }; run: InPr
   baseline: { file: "scenarios/baseline.ts", entry: runBaseline, run: captured(runBaseline) },
   validate: { file: "scenarios/validate.ts", entry: runValidate, run: captured(runValidate) },
   schema: { file: "scenarios/schema.ts", entry: runSchema, run: captured(runSchema) },
-  calibrate: { file: "tools/calibrate.ts", entry: runCalibrate, run: runCalibrateTask },
+  calibrate: { file: "tools/calibrate.ts", entry: runCalibrate, run: captured(runCalibrate) },
   plan: { file: "tools/plan.ts", entry: runPlan, run: captured(runPlan) },
   "golden:update": { file: "tests/update_golden.ts", entry: runGoldenUpdate, run: captured(runGoldenUpdate) },
   "docs:catalog": { file: "tools/catalog_doc.ts", entry: runCatalogDoc, run: captured(runCatalogDoc) },
