@@ -401,6 +401,11 @@ export class Engine implements EngineLoad {
   }
 
   #preempt(victim: Request): void {
+    // From its first preemption it may find its own blocks cached again (#releaseBlocks indexes them): it needs
+    // their keys, as its first admission computed the others (with that engine's block size).
+    if (victim.preemptions === 0 && victim.cacheKeys !== undefined) {
+      victim.cacheKeys = blockKeys(victim.prefix, victim.keyBlockSize, victim.input, victim.id);
+    }
     this.#releaseBlocks(victim, victim.blocks);
     this.#unreserve(victim);
     this.outstanding += victim.computed;
@@ -591,7 +596,9 @@ export class Engine implements EngineLoad {
       let hitFree = 0;
       if (cache && r.computed === 0) {
         if (r.cacheKeys === undefined) {
-          r.cacheKeys = blockKeys(r.prefix, bs, r.input, r.id);
+          // Its own blocks are keyed only once it has been preempted (see #preempt).
+          r.cacheKeys = blockKeys(r.prefix, bs, r.input, r.id, r.preemptions > 0);
+          r.keyBlockSize = bs;
           const covered = r.prefix ? Math.min(r.input, r.prefix.ids.length * r.prefix.blockTokens) : 0;
           r.firstOwnBlock = Math.floor(covered / bs);
         }

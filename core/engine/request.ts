@@ -48,8 +48,14 @@ export class Request {
   heldBlocks = 0;
   /** When its KV was ready to leave the prefill engine, µs. */
   handoffAt = -1;
-  /** Prefix-cache keys of its prompt's full blocks (computed on first admission). */
+  /**
+   * Prefix-cache keys of its prompt's full blocks (computed on first
+   * admission; those of its own content only from its first preemption,
+   * UNKEYED until then: see blockKeys).
+   */
   cacheKeys: number[] | undefined;
+  /** The block size its keys were computed with. */
+  keyBlockSize = 0;
   /** Its first blocks that are shared prefix-cache blocks. */
   cachedBlocks = 0;
   /** Its first prompt block holding its own content (blocks before it hold only the shared prefix). */
