@@ -63,6 +63,11 @@ export class EventQueue {
     return this.#n;
   }
 
+  /** The earliest waiting event's time, µs (Infinity when none is waiting). */
+  get nextTime(): number {
+    return this.#n > 0 ? this.#time[0] : Infinity;
+  }
+
   /**
    * Schedules an event.
    *

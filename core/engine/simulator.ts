@@ -236,7 +236,12 @@ class Simulation {
       this.#options.onProgress?.(this.#done, this.#w.numRequests);
       this.#pump();
     }
-    if (e.hasWork) this.#wake(e);
+    if (!e.hasWork) return;
+    // When nothing else happens at this instant (the earliest waiting event is later), the wake-up #wake would queue
+    // is the very next event: the engine looks at its queue now instead. The same order of everything, one push and
+    // one pop fewer for most steps.
+    if (!e.wakePending && this.#queue.nextTime > this.#now) this.#engineWake(e);
+    else this.#wake(e);
   }
 
   /** A KV transfer completes (unless re-planned since): the prompt's blocks move to the decode engine. */
