@@ -16,7 +16,7 @@ Deno.test("EventQueue orders by time, then priority table, then insertion", () =
   assert.deepEqual(order, ["3:ENGINE_WAKE:2", "5:STEP_END:3", "5:STEP_END:4", "5:ARRIVAL:-1", "5:ENGINE_WAKE:1"]);
 });
 
-Deno.test("EventQueue pops 10,000 random events, pushed between pops, as a linear scan by (time, priority, push) does", () => {
+Deno.test("EventQueue pops 10,000 random events, pushed between pops, as a linear scan by (time, priority, push) does; nextTime is the earliest waiting time", () => {
   const q = new EventQueue();
   const kinds = Object.keys(EVENT_PRIORITY) as EventKind[];
   let x = 1;
@@ -37,6 +37,7 @@ Deno.test("EventQueue pops 10,000 random events, pushed between pops, as a linea
     let m = 0;
     for (let i = 1; i < pending.length; i++) if (before(pending[i], pending[m])) m = i;
     const want = pending.splice(m, 1)[0];
+    assert.equal(q.nextTime, want.time, `pop ${pops}: the earliest waiting time`);
     assert.ok(q.pop(), `pop ${pops}: the queue is empty`);
     assert.deepEqual(
       [q.time, q.kind, q.target, q.version],
@@ -62,6 +63,7 @@ Deno.test("EventQueue pops 10,000 random events, pushed between pops, as a linea
   while (pending.length > 0) popBoth();
   assert.equal(q.pop(), false);
   assert.equal(q.size, 0);
+  assert.equal(q.nextTime, Infinity);
   assert.equal(pops, 10_000);
 });
 
