@@ -25,12 +25,12 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `deno ...args` from `cwd` (default: the repository root), without colours. */
-export async function runDeno(args: string[], cwd = ROOT): Promise<CliRun> {
+/** Runs `deno ...args` from `cwd` (default: the repository root), without colours and with `env` added. */
+export async function runDeno(args: string[], cwd = ROOT, env: Record<string, string> = {}): Promise<CliRun> {
   const out = await new Deno.Command(Deno.execPath(), {
     args,
     cwd,
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...env },
     stdout: "piped",
     stderr: "piped",
   }).output();

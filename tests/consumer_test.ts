@@ -8,18 +8,12 @@
  * fails, naming its scenario file and line.
  */
 import assert from "node:assert/strict";
-import { ROOT } from "./_helpers.ts";
+import { ROOT, runDeno } from "./_helpers.ts";
 
 Deno.test("a consumer repository's deno test -P runs its own scenarios: one passes, one fails at its file and line", async () => {
   const cwd = `${ROOT}tests/consumer`;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["test", "-P", "--quiet"],
-    cwd,
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  const out = await runDeno(["test", "-P", "--quiet"], cwd);
+  const text = out.stdout + out.stderr;
   assert.equal(out.code, 1, text);
   assert.match(text, /^scenario chat-on-two-h100s \(scenarios\/chat_passes\.yaml\) \.\.\. ok /m);
   assert.match(text, /^scenario chat-on-one-h100-tight-slo \(scenarios\/chat_one_gpu_fails\.yaml\) \.\.\. FAILED/m);

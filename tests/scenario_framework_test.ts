@@ -476,19 +476,12 @@ Deno.test("a bare deno test scenarios/ is refused in one line that names -P, bef
   // deno.json declares the test permission set, so Deno itself refuses a run without -P (instead of a NotCapable stack
   // trace from each scenario module). RUST_BACKTRACE off, as a user's shell has it: with it on, Deno adds its own
   // backtrace to any error.
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["test", "scenarios/"],
-    cwd: ROOT,
-    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stderr = new TextDecoder().decode(out.stderr);
+  const out = await runDeno(["test", "scenarios/"], ROOT, { RUST_BACKTRACE: "0" });
   assert.notEqual(out.code, 0);
-  assert.equal(new TextDecoder().decode(out.stdout), "");
+  assert.equal(out.stdout, "");
   assert.match(
-    stderr,
+    out.stderr,
     /^error: Test permissions were found in the config file\. Did you mean to run with `-P` or a permission flag\?\n/,
   );
-  assert.doesNotMatch(stderr, /Uncaught|NotCapable|scenario /);
+  assert.doesNotMatch(out.stderr, /Uncaught|NotCapable|scenario /);
 });
