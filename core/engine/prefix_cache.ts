@@ -29,7 +29,7 @@ function combine(key: number, v: number): number {
 const OWN_CONTENT = 0x7fffffff;
 
 /** The key of a block not keyed yet (see {@link blockKeys}): keys are ≥ 0, so no cached block has it. */
-export const UNKEYED = -1;
+const UNKEYED = -1;
 
 /**
  * The cache keys of a prompt's full KV blocks of `blockSize` tokens, as
