@@ -8,7 +8,10 @@
  * run pushes and pops millions of events (2.9 million for the bundled
  * scenarios), and an object for each made the simulations about 6% slower
  * (the bundled scenarios and the 100,000-request bench, the two versions
- * run interleaved in one process: median of 8 rounds, twice).
+ * run interleaved in one process: median of 8 rounds, twice). The arrays
+ * are typed (Float64Array, doubled when full; every field is an integer
+ * below 2^53): with plain arrays of numbers the same workload took 9-12% longer
+ * (median of 8 rounds, twice), and the 100,000-request vLLM-profile bench 2% longer.
  *
  * @module
  */
@@ -41,10 +44,10 @@ const ORDER_SPAN = 2 ** 44;
 
 /** A min-heap of events; {@link pop} makes the earliest one current. */
 export class EventQueue {
-  #time: number[] = [];
-  #order: number[] = [];
-  #target: number[] = [];
-  #version: number[] = [];
+  #time = new Float64Array(64);
+  #order = new Float64Array(64);
+  #target = new Float64Array(64);
+  #version = new Float64Array(64);
   /** Events in the heap (the arrays keep their length). */
   #n = 0;
   #seq = 0;
@@ -77,6 +80,7 @@ export class EventQueue {
    */
   push(time: number, kind: EventKind, target = -1, version = 0): void {
     const order = EVENT_PRIORITY[kind] * ORDER_SPAN + this.#seq++;
+    if (this.#n === this.#time.length) this.#grow();
     const t = this.#time, o = this.#order;
     let i = this.#n++;
     while (i > 0) {
@@ -86,6 +90,19 @@ export class EventQueue {
       i = p;
     }
     this.#put(i, time, order, target, version);
+  }
+
+  /** Doubles the slots. */
+  #grow(): void {
+    const grown = (a: Float64Array) => {
+      const b = new Float64Array(a.length * 2);
+      b.set(a);
+      return b;
+    };
+    this.#time = grown(this.#time);
+    this.#order = grown(this.#order);
+    this.#target = grown(this.#target);
+    this.#version = grown(this.#version);
   }
 
   /** Moves the event at slot `from` to slot `to`. */
