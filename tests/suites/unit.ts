@@ -1,0 +1,28 @@
+/**
+ * The unit tests beside the code (the `*_test.ts` modules of core/), and the check that these suites hold every test module.
+ *
+ * One of the suites `deno task test` runs (deno.json `test.include`; why: tests/suites_test.ts).
+ *
+ * @module
+ */
+import "../../core/calibrate/fit_test.ts";
+import "../../core/config/engine_profiles_test.ts";
+import "../../core/config/validate_test.ts";
+import "../../core/engine/event_queue_test.ts";
+import "../../core/engine/simulator_test.ts";
+import "../../core/engine/transfer_test.ts";
+import "../../core/hardware/kernel_tables_test.ts";
+import "../../core/hardware/moe_test.ts";
+import "../../core/hardware/roofline_test.ts";
+import "../../core/metrics/load_test.ts";
+import "../../core/metrics/percentile_test.ts";
+import "../../core/model/model_spec_test.ts";
+import "../../core/policy/admission_test.ts";
+import "../../core/policy/batching_test.ts";
+import "../../core/report/svg_test.ts";
+import "../../core/report/table_test.ts";
+import "../../core/scenario/assertion_test.ts";
+import "../../core/workload/arrival_test.ts";
+import "../../core/workload/lengths_test.ts";
+import "../../core/workload/source_test.ts";
+import "../suites_test.ts";
