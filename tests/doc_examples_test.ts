@@ -2,8 +2,9 @@
  * The documentation's examples run here: every `ts` block of a JSDoc comment
  * (each exported function's asserting `@example`) and of a Markdown file,
  * one test each, named as `deno test --doc` names them (`file#first-last`
- * fence lines). `deno task test` type-checks them first with
- * `deno check --doc-only .`.
+ * fence lines). `deno task test` type-checks them first, with the rest of
+ * the code, in one `deno check --doc .` that also names every Markdown file
+ * (the task's glob): `.` alone takes the JSDoc blocks, not the README's.
  *
  * Why not `deno test --doc`: it runs each block in a runtime of its own, so
  * each of the 56 blocks loaded the library and its npm dependencies again
