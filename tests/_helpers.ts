@@ -5,15 +5,19 @@
  * @module
  */
 
+import denoJson from "../deno.json" with { type: "json" };
 import type { FileSystem } from "../core/config/load.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
 
 // The command line (cli.ts) and `deno task check` (scenarios/check.ts) are imported when a test first runs them, not
-// here: Deno runs each test module in a runtime of its own, and a module that only wants ROOT or writeTemp would load
-// them (and commander) for nothing, about 0.05 s of CPU in each of the dozen such modules.
+// here: a suite (tests/suites/) or a module run alone that only wants ROOT or writeTemp would load them (and
+// commander) for nothing, about 0.05 s of CPU each time.
 
 /** The repository root. */
 export const ROOT = new URL("..", import.meta.url).pathname;
+
+/** What deno.json keeps out of tests (`exclude`, `test.exclude`), relative to {@link ROOT}; folders end in `/`. */
+export const NOT_TESTED: readonly string[] = [...denoJson.exclude, ...denoJson.test.exclude];
 
 /** What a CLI run printed. */
 export interface CliRun {

@@ -21,9 +21,8 @@
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import denoJson from "../deno.json" with { type: "json" };
 import { matchFiles } from "../scenarios/testing.ts";
-import { ROOT } from "./_helpers.ts";
+import { NOT_TESTED, ROOT } from "./_helpers.ts";
 
 /** One runnable block. */
 export interface DocExample {
@@ -86,7 +85,7 @@ export function absoluteImports(code: string, file: string): string {
 }
 
 /** The files and folders (ending in `/`) `deno.json` keeps out of tests. */
-const excluded = [...denoJson.exclude, ...denoJson.test.exclude].map((p) => join(ROOT, p));
+const excluded = NOT_TESTED.map((p) => join(ROOT, p));
 
 const examples = matchFiles(ROOT, ["**/*.ts", "**/*.md"])
   .filter((f) => !excluded.some((x) => x.endsWith("/") ? f.startsWith(x) : f === x))

@@ -17,22 +17,18 @@
  * and deno.json names every suite.
  */
 import assert from "node:assert/strict";
-import { ROOT } from "./_helpers.ts";
+import denoJson from "../deno.json" with { type: "json" };
+import { NOT_TESTED, ROOT } from "./_helpers.ts";
 
 /** Deno's default test-module names, `{*_,*.,}test.{ts,tsx,mts,js,mjs,jsx}`: what `deno test DIR` runs. */
 const TEST_MODULE = /^(?:.*[._])?test\.(?:ts|tsx|mts|js|mjs|jsx)$/;
-
-interface DenoJson {
-  exclude: string[];
-  test: { include: string[]; exclude: string[] };
-}
 
 /**
  * Every file of the repository Deno would take for a test module (symbolic links followed), relative to it, sorted:
  * all but `.git`, `node_modules` and what deno.json excludes (`exclude`, `test.exclude`).
  */
-function testModules(config: DenoJson): string[] {
-  const skipped = [...config.exclude, ...config.test.exclude, ".git/", "node_modules/"];
+function testModules(): string[] {
+  const skipped = [...NOT_TESTED, ".git/", "node_modules/"];
   const out: string[] = [];
   const walk = (dir: string) => {
     for (const e of Deno.readDirSync(`${ROOT}${dir}`)) {
@@ -62,11 +58,14 @@ function suiteImports(suite: string): string[] {
 }
 
 Deno.test("every test module is in exactly one suite, and deno.json runs every suite", () => {
-  const config = JSON.parse(Deno.readTextFileSync(`${ROOT}deno.json`)) as DenoJson;
   const suites = [...Deno.readDirSync(`${ROOT}tests/suites`)].map((e) => `tests/suites/${e.name}`).sort();
-  assert.deepEqual([...config.test.include].sort(), suites, "deno.json test.include must name each tests/suites/ file");
+  assert.deepEqual(
+    [...denoJson.test.include].sort(),
+    suites,
+    "deno.json test.include must name each tests/suites/ file",
+  );
   const imported = suites.flatMap(suiteImports).sort();
-  const all = testModules(config);
+  const all = testModules();
   assert.ok(all.length >= 50 && all.includes("tests/suites_test.ts"), all.join(" "));
   const missing = all.filter((m) => !imported.includes(m));
   assert.deepEqual(missing, [], "test modules no suite imports (add each to one of tests/suites/)");
