@@ -10,8 +10,9 @@
  * (the bundled scenarios and the 100,000-request bench, the two versions
  * run interleaved in one process: median of 8 rounds, twice). The arrays
  * are typed (Float64Array, doubled when full; every field is an integer
- * that a double holds exactly): with plain arrays of numbers the same workload took 9-12% longer
- * (median of 8 rounds, twice), and the 100,000-request vLLM-profile bench 2% longer.
+ * that a double holds exactly): with plain arrays of numbers the same
+ * workload took 9-12% longer (median of 8 rounds, twice), and the
+ * 100,000-request vLLM-profile bench 2% longer.
  *
  * @module
  */
