@@ -11,6 +11,7 @@ import type { DeviceSpec } from "./hardware/device.ts";
 import type { YamlSource } from "./config/source.ts";
 import { buildPlan } from "./config/plan.ts";
 import type { SimulationPlan } from "./config/plan.ts";
+import type { Calibration } from "./config/calibrated.ts";
 import { simulate } from "./engine/simulator.ts";
 import type { SimulationOptions, SimulationResult } from "./engine/types.ts";
 import { summarize } from "./metrics/summary.ts";
@@ -51,6 +52,11 @@ export interface RunOptions extends SimulationOptions {
    * constants, without writing and parsing a device file for each trial.
    */
   device?: DeviceSpec;
+  /**
+   * The calibrated constants to run with (default: the committed fit);
+   * `deno task validate` runs each source's rows with those fitted without it.
+   */
+  calibration?: Calibration;
   /**
    * Called with the resolved deployment before the simulation starts (a
    * profile opens its trace here: the engines' labels name its threads).
@@ -142,7 +148,10 @@ const CDF_POINTS = 101;
 export function runLoaded(loaded: LoadedConfig, options: RunOptions = {}): RunOutput {
   const device = options.device;
   const cfg = device ? { ...loaded, groups: loaded.groups.map((g) => ({ ...g, device })) } : loaded;
-  const plan = buildPlan(cfg, { seed: options.seed });
+  const plan = buildPlan(cfg, {
+    seed: options.seed,
+    ...(options.calibration ? { calibration: options.calibration } : {}),
+  });
   options.onPlan?.(plan);
   if (!options.timeseries) {
     const result = simulate(plan.input, options);

@@ -20,9 +20,21 @@ export function topLevelFiles(): string[] {
   return yamlIn(root);
 }
 
-/** The validation scenarios (calibration cases). */
+/** The validation scenarios (rows that grade the model; scenarios/validation/*.yaml). */
 export function validationFiles(): string[] {
   return yamlIn(`${root}validation/`);
+}
+
+/** The folder of the fit sets: scenarios whose rows set calibrated constants. */
+export const FIT_DIR = `${root}validation/fit`;
+
+/** The registry of sources and rigs. */
+export const REGISTRY_FILE = `${root}validation/registry/sources.yaml`;
+
+/** Every scenario with measured rows: the validation scenarios, then each fit set's, folder by folder. */
+export function measuredFiles(): string[] {
+  const sets = [...Deno.readDirSync(FIT_DIR)].filter((e) => e.isDirectory).map((e) => e.name).sort();
+  return [...validationFiles(), ...sets.flatMap((d) => yamlIn(`${FIT_DIR}/${d}/`))];
 }
 
 /** Cases of shared/reference/calibration.md that no validation scenario runs yet, and why. */

@@ -7,13 +7,17 @@
  * Each record says where its values come from (the engine's own defaults in
  * its source code or sample configuration, for the versions named). The
  * records cover scheduling and batching defaults, whose measured kernel
- * tables time the engine's kernels (`kernels`), and the host costs of a
- * version where a public calibration set pins them (`host`).
+ * tables time the engine's kernels (`kernels`), how the engine launches
+ * kernels and whether it overlaps its CPU work with the GPU's, and the
+ * host-cost family whose prior applies where no public run pins the
+ * release's host costs ({@link HOST_PINS}, fitted by `deno task validate`).
  *
  * @module
  */
 import type { ServingConfig } from "./types.ts";
 import type { KernelTableEngine } from "../hardware/mod.ts";
+import { CALIBRATED_FILE, Calibration, hostConstant, hostConstants, hostPrior, MODEL_CONSTANTS } from "./calibrated.ts";
+import type { CalibratedConstant, ConstantValues, HostFamily, HostPin, HostQuantity } from "./calibrated.ts";
 
 /** Engines with a profile. */
 export const ENGINES = ["vllm", "sglang", "trtllm", "mindie", "lmdeploy"] as const;
@@ -68,144 +72,153 @@ export interface ProfileRecord {
    * none: the roofline with the device's constant efficiencies.
    */
   readonly kernels?: KernelTableEngine;
-  /**
-   * The engine's host costs, where public runs of this version pin them:
-   * they replace a catalog device's step and per-sequence costs (a device
-   * file's own values, such as `deno task calibrate` writes, are kept).
-   */
-  readonly host?: HostCosts | ((c: ProfileContext) => HostCosts | undefined);
+  /** The host-cost family: whose prior and ranges apply (see {@link hostOf}). */
+  readonly family: HostFamily;
+  /** How the engine launches a step's kernels by default. */
+  readonly launch: LaunchMode;
+  /** The engine runs a step's CPU work beside the next step's GPU work by default (an overlap scheduler). */
+  readonly overlap: boolean;
   /** The execution backend the record describes, for an engine with several; absent: the default one. */
   readonly backend?: EngineBackend;
   /** Decode batch sizes captured as CUDA graphs (ascending), when the engine captures them by default. */
   readonly graphSizes?: readonly number[];
 }
 
-/** Host costs of an engine version, and the runs they were fitted to. */
-export interface HostCosts {
-  /** Fixed cost of one engine step, µs. */
+/**
+ * How an engine launches a step's kernels on the device: replaying a
+ * captured graph for decode steps up to its largest captured batch (the
+ * other steps launch kernel by kernel from Python: `graphs`), every step
+ * kernel by kernel from Python (`eager`), or from compiled engines whose
+ * launch cost stays hidden (`compiled`, TensorRT engines).
+ */
+export type LaunchMode = "graphs" | "eager" | "compiled";
+
+/**
+ * Version ranges whose host costs public runs pin (`host.<id>.<quantity>`,
+ * fitted on the fit rows that run them, scenarios/validation/registry/
+ * sources.yaml). A pin covers only the releases it was measured on (its
+ * minor series); every other version of the engine takes its family's
+ * prior until a source pins it.
+ */
+export const HOST_PINS: readonly (HostPin & {
+  readonly engine: EngineName;
+  readonly backend?: EngineBackend;
+  /** First version covered. */
+  readonly since: string;
+  /** First version no longer covered. */
+  readonly before: string;
+})[] = [
+  // dstack's benchmark_throughput of Llama-3.1-405B FP8 on 8 × H100 with 0.6.3 (D405-01..05).
+  { id: "vllm-0.6", engine: "vllm", since: "0.6.0", before: "0.7.0", family: "vllm-v0", fits: ["step_us", "seq_us"] },
+  // dstack's DeepSeek-R1 runs on 8 × MI300X with the 0.7.3 ROCm staging image (DSR1-004..012).
+  { id: "vllm-0.7", engine: "vllm", since: "0.7.0", before: "0.8.0", family: "vllm-v0", fits: ["step_us"] },
+  // AMD's benchmark_latency sweep of Llama-3.1-70B FP8 on 8 × MI300X with 0.10.0 (ROCM-L01..L08).
+  {
+    id: "vllm-0.10",
+    engine: "vllm",
+    since: "0.10.0",
+    before: "0.11.0",
+    family: "vllm-v1",
+    fits: ["step_us", "seq_us"],
+  },
+  // DataCrunch's Llama-3.3-70B runs on 4 × H200 with the Dec 2024 image (0.4.0 or 0.4.1; DC-05..29).
+  {
+    id: "sglang-0.4.0",
+    engine: "sglang",
+    since: "0.4.0",
+    before: "0.4.2",
+    family: "sglang",
+    fits: ["step_us", "seq_us", "request_us"],
+  },
+  // dstack's DeepSeek-R1 runs on 8 × MI300X with the 0.4.2 ROCm staging image (DSR1-022..030).
+  { id: "sglang-0.4.2", engine: "sglang", since: "0.4.2", before: "0.4.3", family: "sglang", fits: ["step_us"] },
+];
+
+/** The host-cost pin covering an engine version, if any. */
+export function hostPinOf(engine: EngineName, version?: string, backend?: EngineBackend) {
+  const v = version === undefined ? undefined : versionParts(version);
+  if (!v) return undefined;
+  return HOST_PINS.find((p) =>
+    p.engine === engine && p.backend === backend && compare(versionParts(p.since)!, v) <= 0 &&
+    compare(v, versionParts(p.before)!) < 0
+  );
+}
+
+/** Every calibrated constant: the model's own and each pin's host costs. */
+export const CALIBRATED_CONSTANTS: readonly CalibratedConstant[] = [
+  ...MODEL_CONSTANTS,
+  ...HOST_PINS.flatMap(hostConstants),
+];
+
+const CONSTANTS_BY_NAME: ReadonlyMap<string, CalibratedConstant> = new Map(
+  CALIBRATED_CONSTANTS.map((c) => [c.name, c]),
+);
+
+/** Whether a calibrated constant of that name exists. */
+export const hasConstant = (name: string): boolean => CONSTANTS_BY_NAME.has(name);
+
+/**
+ * A calibration of `values` over every constant there is (others at their
+ * prior). Without values: the committed fit (core/config/data/
+ * calibrated.json).
+ */
+export function calibration(values: ConstantValues = CALIBRATED_FILE.values): Calibration {
+  return new Calibration(values, CONSTANTS_BY_NAME);
+}
+
+/** The host costs a group runs with: CPU time per step and per sequence, per request, and how it launches and overlaps. */
+export interface HostModel {
+  /** CPU time per step the GPU waits for, µs. */
   readonly stepUs: number;
-  /** Cost per sequence in a step, µs. */
+  /** CPU time per sequence in a step, µs. */
   readonly seqUs: number;
-  /** Latency per request before the engine sees it (API server, tokenization), µs; 0 when absent. */
-  readonly requestUs?: number;
-  /** The calibration runs (never validation cases) and how the values were fitted. */
+  /** Latency of a request before the engine sees it, µs. */
+  readonly requestUs: number;
+  /** How kernels are launched. */
+  readonly launch: LaunchMode;
+  /** CPU time per kernel launched from Python (eager steps), µs. */
+  readonly launchUs: number;
+  /** The shortest a kernel runs on the device, µs: a step lasts at least its kernels × this. */
+  readonly floorUs: number;
+  /** The CPU work of a step runs beside the GPU work of the next (an overlap scheduler): only its excess shows. */
+  readonly overlap: boolean;
+  /** The pin whose fitted values these are, or undefined for the family's prior. */
+  readonly pin?: string;
+  /** Where the values come from, for reports. */
   readonly source: string;
 }
 
-/**
- * vLLM V1 (0.8 and later) on 8 × MI300X: fitted by `deno task calibrate`
- * (step and per-sequence cost; the device's HBM efficiency fitted beside
- * them stayed at the catalog's 0.80) to AMD's benchmark_latency sweep of
- * Llama-3.1-70B FP8 at TP8, 128 in / 2,048 out, batch 1–128 (ROCM-L01..L08
- * of docs/validation-candidates.md; core/hardware/data/calibration/
- * mi300x-vllm-0.10). Median error 35% → 1.7% (4-fold cross-validated
- * 2.4%). A lumped figure: host work (scheduling, input preparation,
- * sampling, output processing) and whatever per-step and per-sequence GPU
- * cost the kernel model leaves out on that stack. Those rows are a
- * calibration set and never a validation case.
- */
-const VLLM_V1_HOST: HostCosts = {
-  stepUs: 1970,
-  seqUs: 75,
-  source:
-    "fitted to ROCM-L01..L08 (vLLM 0.10.0, Llama-3.1-70B FP8, 8×MI300X TP8, 128/2048, batch 1-128; calibration set core/hardware/data/calibration/mi300x-vllm-0.10)",
-};
+/** AMD Instinct devices (ROCm builds of the engines). */
+export const isRocm = (deviceName: string) => /^MI\d/i.test(deviceName);
 
 /**
- * vLLM V0 (0.6–0.7): fitted to dstack's benchmark_throughput runs of
- * Llama-3.1-405B FP8 on 8 × H100 at TP8, 128 in / 2,048 out, batch 4–32
- * (D405-01..D405-04; core/hardware/data/calibration/h100-vllm-0.6.3), with
- * vLLM's measured kernel tables: a step costs 8.1–8.9 ms more than the
- * kernels at every batch (least squares: 8.3 ms, no per-sequence slope).
- * V0 schedules, prepares inputs and broadcasts them to the TP workers on
- * the critical path of every step (vLLM's v0.6.0 performance post measured
- * the GPU idle for most of each step before its fixes). Batch 64 (D405-05)
- * runs 26 ms slower per step for reasons the data does not show and is
- * left out of the fit.
+ * The host costs of a profile record for an engine version on a device:
+ * the pin's fitted values where a source pins that release, else the
+ * family's prior; the eager launch cost of the device's platform.
  */
-const VLLM_V0_HOST: HostCosts = {
-  stepUs: 8300,
-  seqUs: 0,
-  source:
-    "fitted to D405-01..D405-04 (vLLM 0.6.3, Llama-3.1-405B FP8, 8×H100 TP8, 128/2048, batch 4-32; calibration set core/hardware/data/calibration/h100-vllm-0.6.3)",
-};
+export function hostOf(resolved: ResolvedProfile, deviceName: string, c: Calibration = calibration()): HostModel {
+  const r = resolved.record;
+  const pin = hostPinOf(r.engine, resolved.version, r.backend);
+  const q = (x: HostQuantity) => pin && pin.fits.includes(x) ? c.get(hostConstant(pin, x)) : hostPrior(r.family, x);
+  const platform = isRocm(deviceName) ? "rocm" : "cuda";
+  const launchUs = r.launch === "compiled" ? 0 : c.get(`launch_us.${platform}`);
+  const pinned = pin && pin.fits.every((x) => c.pinned(hostConstant(pin, x)));
+  return {
+    stepUs: q("step_us"),
+    seqUs: q("seq_us"),
+    requestUs: q("request_us"),
+    launch: r.launch,
+    launchUs,
+    floorUs: c.get(`kernel_floor_us.${platform}`),
+    overlap: r.overlap,
+    ...(pin ? { pin: pin.id } : {}),
+    source: pin
+      ? `host costs of ${pin.id} (${pinned ? "fitted on its calibration runs" : "no fit: the family prior"})`
+      : `the ${r.family} family prior (no public run pins this release)`,
+  };
+}
 
 const GiB = 2 ** 30;
-
-/**
- * SGLang 0.4 (0.4.0–0.4.6): fitted by `deno task calibrate --scenarios`
- * (step, per-sequence and per-request cost, with vLLM's kernel tables
- * standing for SGLang's) to DataCrunch's runs of Llama-3.3-70B BF16 on
- * 4 × H200 at TP4 with a Dec 2024 build: offline throughput of three
- * length mixes, ITL, TTFT and E2E at 2 req/s, ITL and TTFT at 8 req/s
- * (DC-05, 06, 07, 23, 24, 26, 28, 29; core/hardware/data/calibration/
- * h200-sglang-0.4). Step and per-sequence cost alone: median error 18.9% →
- * 5.6% (3-fold cross-validated 9.3%) on the six figures without TTFT. The
- * per-request latency is what TTFT shows beyond the steps: 87 ms measured
- * at 2 req/s where the prefill and the wait for a running step take about
- * 35 ms; fitted 51 ms (TTFT −45% and −65% → +12% and −3%; each TTFT row
- * predicted from the other within 18%). Lumped figures: the scheduler's
- * work per step and per running request, and per request whatever lies
- * between the client's send and the engine (API server, tokenization,
- * inter-process hand-off, streaming). Those rows are a calibration set and
- * never a validation case.
- */
-const SGLANG_04_HOST: HostCosts = {
-  stepUs: 1158,
-  seqUs: 46,
-  requestUs: 51_000,
-  source:
-    "fitted to DC-05/06/07/23/24/26/28/29 (SGLang ~0.4.0, Llama-3.3-70B BF16, 4xH200 TP4; calibration set core/hardware/data/calibration/h200-sglang-0.4)",
-};
-
-/**
- * TensorRT-LLM's PyTorch backend in its first releases (0.17–0.20), without
- * CUDA graphs (off unless configured): a step costs about 40 ms more than
- * its kernels for DeepSeek-R1 on 8 × H200, at every batch size — the time
- * to launch each step's kernels from Python one by one (61 layers of some
- * 30 kernels at ~20 µs each), which the GPU waits for. Fitted to dstack's
- * runs at concurrency 8, 16 and 32 (DSR1-076..084; core/hardware/data/
- * calibration/h200-trtllm-pytorch-0.17): TPOT and throughput within 7% at
- * 38–42 ms per step, no per-sequence slope; least squares 40 ms. Their TTFT
- * stays 66–82% low: prefill in that build is slower than its kernels
- * explain, and is not in this figure; the value comes from a scan of the
- * step cost on TPOT and throughput (`deno task calibrate` on the whole set
- * is pulled away by its TTFT rows). A lumped figure for graph-less launches: it grows
- * with the kernels a step launches, which this constant does not.
- */
-const TRTLLM_PYTORCH_017_HOST: HostCosts = {
-  stepUs: 40_000,
-  seqUs: 0,
-  source:
-    "fitted to DSR1-076..084 (TensorRT-LLM 0.17 PyTorch backend, DeepSeek-R1 FP8, 8xH200 TP8 EP4, concurrency 8-32; calibration set core/hardware/data/calibration/h200-trtllm-pytorch-0.17)",
-};
-
-/**
- * DeepSeek-R1 on the ROCm builds of early 2025 (vLLM 0.7.3 and SGLang 0.4.2
- * staging images on 8 × MI300X): decode runs 2–3× slower than the kernel
- * model, with a large fixed part and a steeper slope per sequence — early
- * ROCm MoE and MLA kernels and launches. Fitted by `deno task calibrate
- * --scenarios` (step and per-sequence cost, TPOT and throughput) to
- * dstack's runs at concurrency 8, 16 and 32 (DSR1-004..012 and
- * DSR1-022..030; core/hardware/data/calibration/mi300x-{vllm,sglang}-
- * deepseek-r1): vLLM 40.0 ms per step + 65 µs per sequence (median error
- * 88% → 5.4%, 3-fold cross-validated 4.6%), SGLang 24.3 ms + 499 µs
- * (107% → 5.7%, 4.7%). Lumped figures from one model: they stand for these
- * builds on MI300X until runs of other models pin them down.
- */
-const VLLM_V0_ROCM_HOST: HostCosts = {
-  stepUs: 40_030,
-  seqUs: 65,
-  source:
-    "fitted to DSR1-004..012 (vLLM 0.7.3 ROCm staging, DeepSeek-R1 FP8, 8xMI300X TP8, concurrency 8-32; calibration set core/hardware/data/calibration/mi300x-vllm-deepseek-r1)",
-};
-const SGLANG_04_ROCM_HOST: HostCosts = {
-  stepUs: 24_270,
-  seqUs: 499,
-  requestUs: 51_000,
-  source:
-    "fitted to DSR1-022..030 (SGLang 0.4.2 ROCm staging, DeepSeek-R1 FP8, 8xMI300X TP8, concurrency 8-32; calibration set core/hardware/data/calibration/mi300x-sglang-deepseek-r1); per-request latency as on NVIDIA",
-};
 
 /** TensorRT-LLM's executor defaults, the same under the TensorRT engine flow and the PyTorch backend. */
 const TRTLLM_EXECUTOR_DEFAULTS: ProfileDefaults = {
@@ -227,13 +240,18 @@ const VLLM_V1_GRAPHS = byEights(512);
 /** SGLang 0.4 (the default cuda_graph_bs with cuda_graph_max_bs 160): 1, 2, 4, 8, 12, 16, 24, …, 160. */
 const SGLANG_GRAPHS = [1, 2, 4, 8, 12, ...Array.from({ length: 19 }, (_, i) => 16 + 8 * i)];
 
+/** TensorRT-LLM 1.x PyTorch backend (CudaGraphConfig without padding): 1-31, 32, 64, 128. */
+const TRTLLM_1_GRAPHS = [...Array.from({ length: 31 }, (_, i) => i + 1), 32, 64, 128];
+
 /** The records, oldest first per engine. */
 export const PROFILE_RECORDS: readonly ProfileRecord[] = [
   {
     engine: "vllm",
     since: "0.6.0",
     label: "vLLM V0 engine (0.6–0.7)",
-    host: (c) => (rocm(c) ? VLLM_V0_ROCM_HOST : VLLM_V0_HOST),
+    family: "vllm-v0",
+    launch: "graphs",
+    overlap: false,
     graphSizes: VLLM_V0_GRAPHS,
     source:
       "vLLM 0.6–0.7 EngineArgs: prefix caching off by default; chunked prefill on for long-context models (as Llama-3.1) with an API-server budget of 2,048 tokens and max_num_seqs 256; decodes and prefill chunks share a step",
@@ -251,7 +269,9 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     engine: "vllm",
     since: "0.8.0",
     label: "vLLM V1 engine (0.8)",
-    host: VLLM_V1_HOST,
+    family: "vllm-v1",
+    launch: "graphs",
+    overlap: false,
     graphSizes: VLLM_V1_GRAPHS,
     source:
       "vLLM 0.8 EngineArgs._set_default_args_v1: V1 always uses chunked prefill and enables prefix caching by default; API server: max_num_batched_tokens 2,048, max_num_seqs 256; the V1 scheduler mixes prefill chunks and decodes and preempts by recomputation",
@@ -269,7 +289,9 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     engine: "vllm",
     since: "0.9.0",
     label: "vLLM V1 engine (0.9 and later)",
-    host: VLLM_V1_HOST,
+    family: "vllm-v1",
+    launch: "graphs",
+    overlap: false,
     graphSizes: VLLM_V1_GRAPHS,
     source:
       "vLLM EngineArgs.get_batch_defaults (0.9 and later): on devices with at least 70 GiB other than A100 (H100, H200, MI300X) the API server takes max_num_batched_tokens 8,192 and max_num_seqs 1,024, elsewhere 2,048 and 256 (A100 excluded after vLLM PR #17885 measured lower throughput with the larger budget); prefix caching on, chunked prefill always. The first release with this split is taken as 0.9.0 (not pinned down)",
@@ -288,10 +310,32 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
   },
   {
     engine: "sglang",
+    since: "0.3.0",
+    label: "SGLang (0.3)",
+    family: "sglang",
+    launch: "graphs",
+    overlap: false,
+    graphSizes: SGLANG_GRAPHS,
+    source:
+      "SGLang 0.3 ServerArgs: as 0.4 (chunked_prefill_size 8,192, mem_fraction_static by TP, radix cache on, prefill-only steps while a prefill can run), but the scheduler runs each step's CPU work between GPU steps: the overlap ('zero-overhead') scheduler came with 0.4 (SGLang v0.4 release post)",
+    kernels: "vllm",
+    defaults: (c) => ({
+      max_tokens_budget: c.memoryBytes < 25e9 ? 2048 : 8192,
+      enable_chunked_prefill: true,
+      mix_prefill_decode: false,
+      enable_prefix_caching: true,
+      admission_policy: "conservative",
+      kv_cache_memory_fraction: c.tp >= 8 ? 0.81 : c.tp >= 4 ? 0.85 : c.tp >= 2 ? 0.87 : 0.88,
+    }),
+  },
+  {
+    engine: "sglang",
     since: "0.4.0",
     label: "SGLang (0.4)",
+    family: "sglang",
+    launch: "graphs",
+    overlap: true,
     graphSizes: SGLANG_GRAPHS,
-    host: (c) => (rocm(c) ? SGLANG_04_ROCM_HOST : SGLANG_04_HOST),
     source:
       "SGLang 0.4 ServerArgs: chunked_prefill_size 8,192 (2,048 below 25 GB), mem_fraction_static 0.88 / 0.87 / 0.85 / 0.81 at TP 1 / 2 / 4 / 8, radix cache on, enable_mixed_chunk off (a step is prefill-only when a prefill can run), decode requests retracted (recomputed) when memory runs out",
     // SGLang runs the same library kernels as vLLM on NVIDIA (FlashInfer / FlashAttention-3 attention,
@@ -310,6 +354,9 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     engine: "sglang",
     since: "0.4.7",
     label: "SGLang (0.4.7 and later)",
+    family: "sglang",
+    launch: "graphs",
+    overlap: true,
     graphSizes: SGLANG_GRAPHS,
     source:
       "SGLang ServerArgs, later 0.4 and 0.5 releases: chunked_prefill_size by device memory: 2,048 below 35 GB, 8,192 below 160 GB (H100, H200, A100), 16,384 above (B200, MI300X); otherwise as 0.4. The first release with these tiers is taken as 0.4.7 (not pinned down)",
@@ -329,6 +376,9 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     engine: "trtllm",
     since: "0.12.0",
     label: "TensorRT-LLM (0.12 and later)",
+    family: "trtllm",
+    launch: "compiled",
+    overlap: false,
     source:
       "TensorRT-LLM BuildConfig and executor defaults (0.12 and later): max_num_tokens 8,192, max_batch_size 2,048, capacity scheduler GUARANTEED_NO_EVICT, chunked context off, in-flight batching mixes context and generation requests in one step; KV block reuse off in the TensorRT engine flow",
     kernels: "trtllm",
@@ -338,10 +388,39 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     engine: "trtllm",
     backend: "pytorch",
     since: "0.17.0",
-    label: "TensorRT-LLM PyTorch backend (0.17 and later)",
-    host: TRTLLM_PYTORCH_017_HOST,
+    label: "TensorRT-LLM PyTorch backend (0.17–0.19)",
+    family: "trtllm",
+    launch: "eager",
+    overlap: false,
     source:
-      "TensorRT-LLM PyTorch backend (trtllm-serve --backend pytorch, 0.17 and later; the only backend for DeepSeek-V3/R1 then): the executor's defaults as in the TensorRT flow (max_num_tokens 8,192, GUARANTEED_NO_EVICT, chunked context off, mixed steps); CUDA graphs off unless configured (use_cuda_graph), so no graph padding",
+      "TensorRT-LLM PyTorch backend (trtllm-serve --backend pytorch, 0.17-0.19; the only backend for DeepSeek-V3/R1 then): the executor's defaults as in the TensorRT flow (max_num_tokens 8,192, GUARANTEED_NO_EVICT, chunked context off, mixed steps); PyTorchConfig defaults use_cuda_graph False and enable_overlap_scheduler False: every step launches its kernels one by one from Python",
+    kernels: "trtllm",
+    defaults: () => TRTLLM_EXECUTOR_DEFAULTS,
+  },
+  {
+    engine: "trtllm",
+    backend: "pytorch",
+    since: "0.20.0",
+    label: "TensorRT-LLM PyTorch backend (0.20–0.21)",
+    family: "trtllm",
+    launch: "eager",
+    overlap: true,
+    source:
+      "TensorRT-LLM PyTorch backend 0.20-0.21 (TorchLlmArgs in tensorrt_llm/llmapi/llm_args.py): use_cuda_graph still False, disable_overlap_scheduler False (the overlap scheduler on by default); the executor's defaults otherwise. The first release with the overlap default is taken as 0.20.0 (not pinned down)",
+    kernels: "trtllm",
+    defaults: () => TRTLLM_EXECUTOR_DEFAULTS,
+  },
+  {
+    engine: "trtllm",
+    backend: "pytorch",
+    since: "1.0.0",
+    label: "TensorRT-LLM PyTorch backend (1.0 and later)",
+    family: "trtllm",
+    launch: "graphs",
+    overlap: true,
+    graphSizes: TRTLLM_1_GRAPHS,
+    source:
+      "TensorRT-LLM 1.x (tensorrt_llm/llmapi/llm_args.py): cuda_graph_config defaults to CudaGraphConfig() (graphs on, max_batch_size 128, batch sizes 1-31, 32, 64, 128 without padding) and the overlap scheduler is on by default (docs, features/overlap-scheduler); the executor's defaults otherwise",
     kernels: "trtllm",
     defaults: () => TRTLLM_EXECUTOR_DEFAULTS,
   },
@@ -349,6 +428,9 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     engine: "mindie",
     since: "1.0.0",
     label: "MindIE Service (1.0 and later)",
+    family: "mindie",
+    launch: "graphs",
+    overlap: false,
     source:
       "MindIE Service config.json defaults (1.0.RC3 and later samples): maxPrefillTokens 8,192, maxBatchSize 200, maxPreemptCount 0 (no preemption: a request is admitted only when it can finish), supportSelectBatch false (prefill batches go first), no chunked prefill or prefix caching unless their plugins are enabled",
     defaults: () => ({
@@ -364,6 +446,9 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     engine: "lmdeploy",
     since: "0.6.0",
     label: "LMDeploy TurboMind (0.6 and later)",
+    family: "lmdeploy",
+    launch: "compiled",
+    overlap: false,
     source:
       "LMDeploy TurbomindEngineConfig (0.6 and later): max_prefill_token_num 8,192 per iteration, enable_prefix_caching False, max_batch_size 256 on data-centre GPUs; prefill chunks run beside decodes; a sequence that runs out of cache is recomputed",
     defaults: () => ({
@@ -376,27 +461,6 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     }),
   },
 ];
-
-/**
- * The host costs a record gives a device, if any.
- *
- * @example Host costs of an engine profile
- * ```ts
- * import { hostCostsOf, resolveProfile } from "../../mod.ts";
- * import assert from "node:assert/strict";
- *
- * const context = { deviceName: "H100_SXM_80G", memoryBytes: 80e9, tp: 1 };
- * const vllm = hostCostsOf(resolveProfile("vllm").record, context);
- * assert.ok(vllm !== undefined && vllm.stepUs > 0);
- * assert.equal(hostCostsOf(resolveProfile("lmdeploy").record, context), undefined); // none pinned
- * ```
- */
-export function hostCostsOf(record: ProfileRecord, c: ProfileContext): HostCosts | undefined {
-  return typeof record.host === "function" ? record.host(c) : record.host;
-}
-
-/** AMD Instinct devices (ROCm builds of the engines). */
-const rocm = (c: ProfileContext) => /^MI\d/i.test(c.deviceName);
 
 /** Parses "0.8.5", "v1.0.RC3", "0.9" into numbers to compare (non-numeric parts count as 0). */
 function versionParts(v: string): number[] | undefined {

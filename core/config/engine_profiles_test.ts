@@ -1,5 +1,14 @@
 import assert from "node:assert/strict";
-import { applyProfile, ENGINES, hostCostsOf, PROFILE_RECORDS, resolveProfile } from "./engine_profiles.ts";
+import {
+  applyProfile,
+  CALIBRATED_CONSTANTS,
+  calibration,
+  ENGINES,
+  hostOf,
+  hostPinOf,
+  PROFILE_RECORDS,
+  resolveProfile,
+} from "./engine_profiles.ts";
 import type { ServingConfig } from "./types.ts";
 
 const H100 = { deviceName: "H100_SXM_80G", memoryBytes: 80 * 2 ** 30, tp: 1 };
@@ -44,8 +53,8 @@ Deno.test("resolveProfile() takes the record covering the version, the latest wi
 
 Deno.test("resolveProfile() picks the records of the backend asked for; an engine without it falls back with a notice", () => {
   assert.equal(resolveProfile("trtllm", "0.17.0", "pytorch").record.backend, "pytorch");
-  const h200 = { deviceName: "H200_SXM_141G", memoryBytes: 141e9, tp: 8 };
-  assert.equal(hostCostsOf(resolveProfile("trtllm", "0.17.0", "pytorch").record, h200)?.stepUs, 40_000);
+  assert.equal(resolveProfile("trtllm", "0.17.0", "pytorch").record.launch, "eager"); // use_cuda_graph False
+  assert.equal(resolveProfile("trtllm", "1.0.0", "pytorch").record.launch, "graphs");
   assert.equal(resolveProfile("trtllm", "0.17.0").record.backend, undefined); // the TensorRT engine flow
   assert.equal(resolveProfile("trtllm", "0.17.0", "tensorrt").record.label, "TensorRT-LLM (0.12 and later)");
   const v = resolveProfile("vllm", "0.9.1", "pytorch");
@@ -53,14 +62,41 @@ Deno.test("resolveProfile() picks the records of the backend asked for; an engin
   assert.match(v.notice!, /vllm has no 'pytorch' backend profile/);
 });
 
-Deno.test("host costs may depend on the device: vLLM V0 and SGLang 0.4 on MI300X (ROCm builds) carry their own", () => {
-  const mi = { deviceName: "MI300X_192G", memoryBytes: 192 * 2 ** 30, tp: 8 };
-  const h100 = { deviceName: "H100_SXM_80G", memoryBytes: 80 * 2 ** 30, tp: 8 };
-  assert.equal(hostCostsOf(resolveProfile("vllm", "0.7.3").record, mi)?.stepUs, 40_030);
-  assert.equal(hostCostsOf(resolveProfile("vllm", "0.7.3").record, h100)?.stepUs, 8300);
-  assert.equal(hostCostsOf(resolveProfile("sglang", "0.4.2").record, mi)?.seqUs, 499);
-  assert.equal(hostCostsOf(resolveProfile("sglang", "0.4.2").record, h100)?.seqUs, 46);
-  assert.equal(hostCostsOf(resolveProfile("vllm", "0.10.0").record, mi)?.stepUs, 1970); // V1: one figure
+Deno.test("hostPinOf() covers only the releases a source measured: other versions take the family prior", () => {
+  assert.equal(hostPinOf("vllm", "0.6.3")?.id, "vllm-0.6");
+  assert.equal(hostPinOf("vllm", "v0.10.1")?.id, "vllm-0.10");
+  assert.equal(hostPinOf("vllm", "0.9.2"), undefined);
+  assert.equal(hostPinOf("vllm"), undefined); // no version: the latest, which no source pins
+  assert.equal(hostPinOf("sglang", "0.4.1")?.id, "sglang-0.4.0");
+  assert.equal(hostPinOf("sglang", "0.4.3"), undefined);
+  assert.equal(hostPinOf("sglang", "0.4.2")?.id, "sglang-0.4.2");
+  assert.equal(hostPinOf("trtllm", "0.17.0", "pytorch"), undefined); // its eager launches are launch_us.cuda
+});
+
+Deno.test("hostOf() takes a pin's fitted values, else the family prior, and the launch cost of the device's platform", () => {
+  const pinned = calibration({ "host.vllm-0.10.step_us": 1500, "launch_us.rocm": 20 });
+  const v10 = hostOf(resolveProfile("vllm", "0.10.0"), "MI300X_192G", pinned);
+  assert.equal(v10.stepUs, 1500);
+  assert.equal(v10.seqUs, 40); // not pinned in this calibration: V1's prior
+  assert.equal(v10.launchUs, 20); // ROCm
+  assert.equal(v10.pin, "vllm-0.10");
+  const v9 = hostOf(resolveProfile("vllm", "0.9.2"), "H100_SXM_80G", pinned);
+  assert.deepEqual([v9.stepUs, v9.launchUs, v9.pin], [1000, 10, undefined]); // V1 prior, CUDA prior
+  assert.match(v9.source, /vllm-v1 family prior/);
+  const sglang = hostOf(resolveProfile("sglang", "0.4.6"), "H200_SXM_141G", pinned);
+  assert.deepEqual([sglang.overlap, sglang.launch], [true, "graphs"]);
+  assert.equal(hostOf(resolveProfile("trtllm", "0.17.0"), "H100_SXM_80G", pinned).launch, "compiled");
+});
+
+Deno.test("every calibrated constant has a meaning, a range, and a prior inside it", () => {
+  const names = new Set<string>();
+  for (const c of CALIBRATED_CONSTANTS) {
+    assert.ok(!names.has(c.name), `${c.name} twice`);
+    names.add(c.name);
+    assert.ok(c.meaning.length > 20 && c.priorSource.length > 20, c.name);
+    assert.ok(c.min < c.max && c.min <= c.prior && c.prior <= c.max, `${c.name}: ${c.min} <= ${c.prior} <= ${c.max}`);
+    if (c.unit === "fraction") assert.ok(c.min > 0 && c.max <= 1, c.name);
+  }
 });
 
 Deno.test("applyProfile() fills only the keys the file leaves out, and nothing without an engine", () => {

@@ -43,21 +43,35 @@ export type { DeviceFile } from "./device_schema.ts";
 export { denoFileSystem, loadConfig, loadConfigSources, readYaml } from "./load.ts";
 export type { FileSystem, LoadedConfig, LoadedGroup, LoadedTrace } from "./load.ts";
 export { buildPlan } from "./plan.ts";
+export { CALIBRATED_FILE, Calibration, hostConstant, MODEL_CONSTANTS } from "./calibrated.ts";
+export type {
+  CalibratedConstant,
+  CalibratedFile,
+  ConstantValues,
+  HostFamily,
+  HostPin,
+  HostQuantity,
+} from "./calibrated.ts";
 export { resolveLayout } from "./layout.ts";
 export type { LayoutOutcome, LayoutViolation } from "./layout.ts";
 export type { GroupPlan, PlanOptions, SimulationPlan } from "./plan.ts";
 export {
   applyProfile,
+  CALIBRATED_CONSTANTS,
+  calibration,
   ENGINE_BACKENDS,
   ENGINES,
-  hostCostsOf,
+  HOST_PINS,
+  hostOf,
+  hostPinOf,
   PROFILE_RECORDS,
   resolveProfile,
 } from "./engine_profiles.ts";
 export type {
   EngineBackend,
   EngineName,
-  HostCosts,
+  HostModel,
+  LaunchMode,
   ProfileContext,
   ProfileDefaults,
   ProfiledServing,

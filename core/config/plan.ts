@@ -23,8 +23,9 @@ import { unservableReason } from "../engine/engine.ts";
 import type { LoadedConfig, LoadedGroup } from "./load.ts";
 import { showLimit, workloadOf } from "./workload.ts";
 import { resolveLayout } from "./layout.ts";
-import { applyProfile, hostCostsOf } from "./engine_profiles.ts";
-import type { ProfiledServing } from "./engine_profiles.ts";
+import { applyProfile, calibration, hasConstant, hostOf, isRocm } from "./engine_profiles.ts";
+import type { HostModel, ProfiledServing } from "./engine_profiles.ts";
+import type { Calibration } from "./calibrated.ts";
 
 /** The resolved deployment of one instance group. */
 export interface GroupPlan {
@@ -52,6 +53,8 @@ export interface GroupPlan {
   readonly memory: MemoryPlan;
   /** The serving settings of its engines, with the engine profile (if any) applied. */
   readonly serving: ProfiledServing;
+  /** Its engine's host costs, launch and overlap, when it names an engine. */
+  readonly host?: HostModel;
 }
 
 /** Everything a run needs, resolved. */
@@ -72,6 +75,11 @@ export interface SimulationPlan {
 export interface PlanOptions {
   /** Overrides `load_gen.seed`. */
   readonly seed?: number;
+  /**
+   * The calibrated constants (default: the committed fit): `deno task
+   * validate` runs a source's rows with the constants fitted without it.
+   */
+  readonly calibration?: Calibration;
 }
 
 const gib = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`;
@@ -110,18 +118,64 @@ function layoutOf(g: LoadedGroup, model: ModelSpec, notices: string[]): { layout
   return { layout: r.layout, dp: r.dp };
 }
 
-/** A catalog device with the host costs of the group's engine profile, when it has some; a device file as it is. */
-function withHostCosts(d: DeviceSpec, p: ProfiledServing, tp: number): DeviceSpec {
-  const record = p.profile?.resolved.record;
-  const host = record && hostCostsOf(record, { deviceName: d.name, memoryBytes: d.memoryBytes, tp });
-  if (!host || !Object.hasOwn(DEVICE_CATALOG, d.name) || DEVICE_CATALOG[d.name] !== d) return d;
-  return {
-    ...d,
-    stepOverhead: host.stepUs * 1e-6,
-    seqOverhead: host.seqUs * 1e-6,
-    requestOverhead: (host.requestUs ?? 0) * 1e-6,
-    provenance: `${d.provenance}; host costs of the ${record.label} profile`,
+/** Early-2025 ROCm builds, before AMD's AITER kernels: vLLM before 0.8, SGLang before 0.4.5. */
+function earlyRocm(p: ProfiledServing, deviceName: string): boolean {
+  const r = p.profile?.resolved;
+  if (!r || !isRocm(deviceName) || r.version === undefined) return false;
+  const v = r.version.replace(/^v/, "").split(".").map((x) => Number.parseInt(x, 10) || 0);
+  const before = (a: number, b: number, c = 0) =>
+    v[0] < a || (v[0] === a && (v[1] < b || (v[1] === b && (v[2] ?? 0) < c)));
+  return r.record.engine === "vllm" ? before(0, 8) : r.record.engine === "sglang" ? before(0, 4, 5) : false;
+}
+
+/**
+ * The device a group runs on with the calibrated constants applied, and
+ * its engine's host model. A catalog device takes the fitted HBM
+ * efficiency and collective latency, the host costs of its engine build
+ * (without an engine, the generic path keeps the catalog's), and on the ROCm
+ * builds of early 2025 their MoE and MLA kernel efficiencies. A device file
+ * is taken as it is (its host costs are the user's own, such as
+ * `deno task calibrate` writes); its engine still launches and overlaps as
+ * its profile says.
+ */
+function calibrated(
+  d: DeviceSpec,
+  p: ProfiledServing,
+  c: Calibration,
+): { device: DeviceSpec; host?: HostModel } {
+  const resolved = p.profile?.resolved;
+  const host = resolved && hostOf(resolved, d.name, c);
+  if (!Object.hasOwn(DEVICE_CATALOG, d.name) || DEVICE_CATALOG[d.name] !== d) {
+    return { device: d, ...(host ? { host } : {}) };
+  }
+  const hbm = `${d.name}.hbm_efficiency`;
+  const rocm = earlyRocm(p, d.name);
+  // The fabric of a catalog GPU: Infinity Fabric on AMD Instinct, NVLink on NVIDIA (Ascend keeps upstream's).
+  const fabric = isRocm(d.name) ? "infinity_fabric" : /^(ATLAS|TEST)/.test(d.name) ? undefined : "nvlink";
+  const efficiency = {
+    ...d.efficiency,
+    ...(hasConstant(hbm) ? { memory: c.get(hbm) } : {}),
+    ...(rocm
+      ? {
+        moeMemory: c.get("rocm-2025q1.moe_hbm_efficiency"),
+        mlaDecodeMemory: c.get("rocm-2025q1.mla_decode_hbm_efficiency"),
+      }
+      : {}),
   };
+  const device: DeviceSpec = {
+    ...d,
+    efficiency,
+    ...(fabric ? { collectiveLatency: c.get(`${fabric}.latency_us`) * 1e-6 } : {}),
+    ...(host
+      ? {
+        stepOverhead: host.stepUs * 1e-6,
+        seqOverhead: host.seqUs * 1e-6,
+        requestOverhead: host.requestUs * 1e-6,
+        provenance: `${d.provenance}; ${host.source}`,
+      }
+      : {}),
+  };
+  return { device, ...(host ? { host } : {}) };
 }
 
 /** The measured kernel tables of a group's engine on its device, when its profile names some and the GPU has them. */
@@ -192,7 +246,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       memoryBytes: g.device.memoryBytes,
       tp: layout.tp,
     });
-    const device = withHostCosts(g.device, profiled, layout.tp);
+    const { device, host } = calibrated(g.device, profiled, options.calibration ?? calibration());
     const notice = profiled.profile?.resolved.notice;
     if (notice && !notices.includes(notice)) notices.push(notice);
     const gs = profiled.serving;
@@ -210,7 +264,17 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       blockSize: gs.block_size,
       draftTokens: mc.num_mtp_tokens,
       kernelTables: kernelTablesOf(profiled, device.name),
-      graphSizes: profiled.profile?.resolved.record.graphSizes,
+      graphSizes: host?.launch === "graphs" ? profiled.profile?.resolved.record.graphSizes : undefined,
+      ...(host
+        ? {
+          launch: {
+            perKernel: host.launch === "compiled" ? 0 : host.launchUs * 1e-6,
+            eager: host.launch === "eager",
+            floor: host.floorUs * 1e-6,
+            overlap: host.overlap,
+          },
+        }
+        : {}),
     });
     const memory = planMemory(cost, {
       memoryFraction: gs.kv_cache_memory_fraction,
@@ -263,6 +327,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       cost,
       memory,
       serving: profiled,
+      ...(host ? { host } : {}),
     });
     // Seconds per token of a reference decode batch (32 sequences at 1K
     // context): routers weigh outstanding work by it across unlike engines.

@@ -16,6 +16,12 @@ export interface AttentionBlock {
   readonly weightBytes: number;
   /** KV-cache bytes one device stores per token for one layer. */
   readonly kvBytesPerToken: number;
+  /**
+   * Kernels one layer's attention launches in an engine that runs it op by
+   * op (see {@link launchCount}): what a step without a graph pays launch
+   * time for.
+   */
+  readonly kernels: number;
   /** Peak activation bytes per token in flight. */
   readonly activationBytesPerToken: number;
   /** Query heads on one device. */
@@ -54,6 +60,15 @@ export interface AttentionInput {
   readonly peak: keyof MatrixPeaks;
   /** Bytes per KV value. */
   readonly kvb: number;
+}
+
+/**
+ * Kernels a linear layer launches: the GEMM, and with FP8 or INT8
+ * activations the kernel that quantizes its input first (vLLM's and
+ * TensorRT-LLM's per-token / per-block activation quantization).
+ */
+export function gemmKernels(peak: keyof MatrixPeaks): number {
+  return peak === "fp8" || peak === "int8" ? 2 : 1;
 }
 
 /**
@@ -117,6 +132,8 @@ export function gqaBlock(a: AttentionInput): AttentionBlock {
   return {
     weightBytes: (qkvN * m.hidden + hpr * hd * m.hidden) * wb + (bias + norms) * ACT_BYTES,
     kvBytesPerToken,
+    // Fused residual-add + RMSNorm, QKV, rotary, KV-cache write, attention, O, all-reduce (TP), QK-norm.
+    kernels: 4 + 2 * gemmKernels(peak) + (tp > 1 ? 1 : 0) + (m.qkNorm ? 1 : 0),
     activationBytesPerToken: ACT_BYTES * (2 * m.hidden + qkvN + hpr * hd),
     headsPerRank: hpr,
     dcpExchangeBytesPerToken: hpr * (hd + 1) * 4,
@@ -157,6 +174,10 @@ export function mlaBlock(a: AttentionInput, mla: MlaSpec): AttentionBlock {
   return {
     weightBytes: weights * wb + norms * ACT_BYTES,
     kvBytesPerToken,
+    // Residual-add + RMSNorm, the fused Q/KV down-projection, the Q and KV RMSNorms, the Q up-projection,
+    // rotary, the split and concatenation copies of the rope and nope parts, the KV-cache write, W_UK (or
+    // kv_b), attention, W_UV, O, all-reduce (TP).
+    kernels: 9 + 3 * gemmKernels(peak) + 2 + (tp > 1 ? 1 : 0),
     activationBytesPerToken: ACT_BYTES * (2 * h + downN + qUpN + kvUpN + oK),
     headsPerRank: hpr,
     dcpExchangeBytesPerToken: hpr * (mla.kvLoraRank + 1) * 4, // outputs are still in latent space

@@ -34,6 +34,14 @@ export interface Efficiencies {
   readonly memory: number;
   /** Achieved fraction of link bandwidth by large collectives. */
   readonly link: number;
+  /**
+   * Achieved fraction of HBM bandwidth by the grouped GEMMs of MoE experts
+   * streaming the experts a batch touches, where a software stack's MoE
+   * kernels are known to fall short of `memory` (absent: `memory`).
+   */
+  readonly moeMemory?: number;
+  /** Likewise for absorbed MLA decode attention reading the latent cache (absent: `memory`). */
+  readonly mlaDecodeMemory?: number;
 }
 
 /** One accelerator. Units: bytes, bytes/s, FLOP/s, seconds. */

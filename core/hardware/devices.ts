@@ -304,4 +304,46 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
       "measured matmul on MI300X (§1); HBM efficiency fitted to a public vLLM decode sweep on MI300X (calibration set mi300x-vllm-0.10); attention assumed below H100's",
     extrapolated: true,
   }),
+  // MI325X: the MI300X compute die (CDNA3, 304 CUs) with 256 GB of HBM3E at 6 TB/s; the same dense peaks (BF16
+  // 1,307.4, FP8 2,614.9 TFLOPS) and Infinity Fabric (7 links of 128 GB/s both ways: 64 GB/s to each peer).
+  // Sources: AMD's MI325X product page as quoted by ROCm's GPU spec table (256 GiB, 304 CUs) and third-party spec
+  // sheets (6 TB/s, peaks); efficiencies: MI300X's, no MI325X measurement.
+  MI325X_256G: nvidia({
+    name: "MI325X_256G",
+    memoryBytes: 256 * GiB,
+    hbmBandwidth: 6.0 * T,
+    peaks: { bf16: 1307.4 * T, fp16: 1307.4 * T, fp8: 2614.9 * T, int8: 2614.9 * T, fp4: 0 },
+    efficiency: {
+      matmul: 0.55,
+      matmulLowPrecision: 0.55 * LOW_PRECISION_RATIO,
+      attention: 0.5,
+      memory: 0.8,
+      link: LINK_EFF,
+    },
+    scaleUpBandwidth: 7 * 64 * G,
+    scaleOutBandwidth: 50 * G,
+    provenance: "MI300X's efficiencies (same CDNA3 die); HBM3E capacity and bandwidth from AMD's specifications",
+    extrapolated: true,
+  }),
+  // MI355X: CDNA4 (256 CUs at 2.4 GHz), 288 GB of HBM3E at 8 TB/s; dense BF16 2,516.6, FP8 5,033.2, MXFP4 10,066.4
+  // TFLOPS; 7 Infinity Fabric links of 153 GB/s both ways (76.5 GB/s to each peer). Sources: ROCm's GPU spec table
+  // (288 GiB, 256 CUs), AMD's figures as quoted at Hot Chips 2025 and ISSCC 2026; efficiencies carried over from
+  // MI300X, no MI355X measurement.
+  MI355X_288G: nvidia({
+    name: "MI355X_288G",
+    memoryBytes: 288 * GiB,
+    hbmBandwidth: 8.0 * T,
+    peaks: { bf16: 2516.6 * T, fp16: 2516.6 * T, fp8: 5033.2 * T, int8: 5033.2 * T, fp4: 10066.4 * T },
+    efficiency: {
+      matmul: 0.55,
+      matmulLowPrecision: 0.55 * LOW_PRECISION_RATIO,
+      attention: 0.5,
+      memory: 0.8,
+      link: LINK_EFF,
+    },
+    scaleUpBandwidth: 7 * 76.5 * G,
+    scaleOutBandwidth: 50 * G,
+    provenance: "MI300X's efficiencies carried over to CDNA4; capacity, bandwidth and peaks from AMD's specifications",
+    extrapolated: true,
+  }),
 });

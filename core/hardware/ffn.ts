@@ -9,6 +9,7 @@ import type { ModelSpec, MoeSpec } from "../model/model_spec.ts";
 import type { BatchShape, TimeParts } from "./batch.ts";
 import type { MatrixPeaks } from "./device.ts";
 import { ACT_BYTES, groupedGemm } from "./kernels.ts";
+import { gemmKernels } from "./attention.ts";
 import type { Kernels } from "./kernels.ts";
 import type { EngineLayout } from "./layout.ts";
 
@@ -18,6 +19,8 @@ export interface FfnBlock {
   readonly weightBytes: number;
   /** Peak activation bytes per engine token in flight. */
   readonly activationBytesPerToken: number;
+  /** Kernels one layer's FFN launches in an engine that runs it op by op (see `gemmKernels`). */
+  readonly kernels: number;
   /** Adds one layer's FFN time (and its collectives) for batch `b`. */
   add(b: BatchShape, acc: TimeParts): void;
 }
@@ -63,9 +66,12 @@ export function denseFfn(
   const h = m.hidden;
   const inter = intermediate / ffnTp;
   const tokenShare = l.dp / ffnDp; // FFN tokens per engine token
+  const reduces = ownReduction && (ffnTp !== l.tp || ffnDp !== l.dp ? 2 : l.tp > 1 ? 1 : 0);
   return {
     weightBytes: 3 * h * inter * wb,
     activationBytesPerToken: ACT_BYTES * tokenShare * 3 * inter,
+    // (Post-attention residual-add + RMSNorm,) gate_up, SiLU-and-mul, down, the reduction(s).
+    kernels: (ownReduction ? 1 : 0) + 1 + 2 * gemmKernels(peak) + (reduces || 0),
     add(b, acc) {
       const T = b.tokens * tokenShare;
       acc.linear += k.gemm(T, 2 * inter, h, wb, peak) + k.gemm(T, h, inter, wb, peak);
@@ -124,6 +130,12 @@ export function moeFfn(f: FfnInput, e: MoeSpec): FfnBlock {
   };
   return {
     weightBytes: h * e.experts * ACT_BYTES + localExperts * 3 * h * inter * wb + (shared?.weightBytes ?? 0),
+    // Residual-add + RMSNorm, the router GEMM, scoring and top-k (group-limited: four more), the token sort
+    // and expert offsets, the two grouped GEMMs (each with its input quantization) and the activation, the
+    // weighted sum back to tokens, the shared experts, their sum with the routed output, and the
+    // collectives (an all-to-all each way with EP, else the reduction).
+    kernels: 1 + 1 + 2 + (e.groups > 1 ? 4 : 0) + 2 + 2 * gemmKernels(peak) + 1 + 1 + (shared?.kernels ?? 0) +
+      (shared ? 1 : 0) + (l.ep > 1 ? 3 : l.moeTp === l.tp && l.moeDp === l.dp ? (l.tp > 1 ? 1 : 0) : 2),
     activationBytesPerToken: ACT_BYTES * (tokenShare * e.topK * 3 * inter / l.ep + 2 * h) +
       (shared?.activationBytesPerToken ?? 0),
     add(b, acc) {

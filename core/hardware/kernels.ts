@@ -60,6 +60,9 @@ export class Kernels {
   #flopTime: Record<keyof MatrixPeaks, number>;
   #attnFlopTime: number;
   #rawByteTime: number;
+  /** Seconds per byte of expert weights a MoE grouped GEMM streams. */
+  readonly moeByteTime: number;
+  #mlaByteTime: number;
 
   /**
    * Precomputes the achieved rates of a device.
@@ -73,6 +76,8 @@ export class Kernels {
     this.#rawByteTime = 1 / device.hbmBandwidth;
     const e = device.efficiency;
     this.byteTime = 1 / (device.hbmBandwidth * e.memory);
+    this.moeByteTime = 1 / (device.hbmBandwidth * (e.moeMemory ?? e.memory));
+    this.#mlaByteTime = 1 / (device.hbmBandwidth * (e.mlaDecodeMemory ?? e.memory));
     const t = (peak: number, eff: number) => (peak > 0 ? 1 / (peak * eff) : Infinity);
     this.#flopTime = {
       bf16: t(device.peaks.bf16, e.matmul),
@@ -161,7 +166,10 @@ export class Kernels {
     latentBytes: number,
   ): number {
     const t = this.tables?.mlaDecode(seqs, context, heads, kvBytes, latentBytes);
-    return t === undefined ? this.attention(flops, bytes) : Math.max(t, bytes * this.#rawByteTime);
+    if (t !== undefined) return Math.max(t, bytes * this.#rawByteTime);
+    const c = flops * this.#attnFlopTime;
+    const m = bytes * this.#mlaByteTime;
+    return (c > m ? c : m) + this.device.matmulOpOverhead;
   }
 
   /** Causal MLA prefill attention of one layer over sequences of about `seqLen` tokens with `heads` query heads. */
@@ -258,6 +266,6 @@ export function groupedGemm(
   if (pairs <= 0 || touched <= 0) return 0;
   const rows = touched * paddedRows(pairs / touched);
   const compute = 2 * rows * n * kDim * k.flopTime(peak);
-  const memory = (experts * share * n * kDim * wb + pairs * (n + kDim) * ACT_BYTES) * k.byteTime;
+  const memory = experts * share * n * kDim * wb * k.moeByteTime + pairs * (n + kDim) * ACT_BYTES * k.byteTime;
   return roofline(compute, memory) + k.device.matmulOpOverhead;
 }

@@ -61,6 +61,36 @@ export interface CostModelInput {
   readonly graphSizes?: readonly number[];
   /** The engine's measured kernel times on this device (from its engine profile), replacing the roofline where they apply. */
   readonly kernelTables?: KernelTables;
+  /**
+   * How the engine launches kernels and overlaps its CPU work (from its
+   * engine profile); absent: the generic path (a fixed host cost added to
+   * every step, upstream's model).
+   */
+  readonly launch?: LaunchSpec;
+}
+
+/** How an engine's steps launch their kernels and overlap the CPU's work with the GPU's. */
+export interface LaunchSpec {
+  /**
+   * CPU seconds per kernel launched one by one from Python: a step that is
+   * not a captured graph lasts at least its kernels × this (the GPU waits for
+   * the launches). 0: launches are never the bottleneck (compiled engines).
+   */
+  readonly perKernel: number;
+  /** Every step launches kernel by kernel (no graphs), not only those the graphs do not cover. */
+  readonly eager: boolean;
+  /**
+   * The shortest a kernel runs on the device, seconds (its launch latency
+   * inside a stream or graph, prologue and tail): a step's GPU time is at
+   * least its kernels × this, whatever its work.
+   */
+  readonly floor: number;
+  /**
+   * The engine runs a step's CPU work (scheduling, input preparation, output
+   * processing) beside the GPU work of the next: a step lasts the longer of
+   * the two instead of their sum.
+   */
+  readonly overlap: boolean;
 }
 
 /** Per-device sizes of one layer under the engine's layout. */
@@ -122,6 +152,8 @@ export class RooflineCostModel {
   #graphPad?: Int32Array;
   #flops: FlopCoefficients;
   #seqOverhead: number;
+  /** Kernels a step launches (all layers, embedding, LM head and sampling): what an eager step pays launch time for. */
+  readonly kernelsPerStep: number;
   /** The FFN kinds present and how many layers use each (built once: stepTime is the hot path). */
   #ffnLayers: [FfnBlock, number][] = [];
   /** {@link #tokenParts} by token count. */
@@ -180,6 +212,9 @@ export class RooflineCostModel {
       : 0;
     this.#flops = flopCoefficients(m);
     this.#seqOverhead = device.seqOverhead ?? 0;
+    // Embedding, final norm, LM head, logits gather and sampling (softmax, top-k/top-p, draw): eight more.
+    this.kernelsPerStep = m.layers * a.kernels + this.#denseLayers * (this.#dense?.kernels ?? 0) +
+      this.#moeLayers * (this.#moe?.kernels ?? 0) + 8;
     this.devices = l.tp;
     this.peakFlops = l.tp * device.peaks[linear.peak];
     this.peakBandwidth = l.tp * device.hbmBandwidth;
@@ -355,15 +390,30 @@ export class RooflineCostModel {
       lmHead = this.#lmHeads.get(b.logitsRows) ?? this.#lmHead(b.logitsRows);
     }
 
-    // Host: the fixed step cost (once per multi-step window), the per-sequence cost, and the input copy (token ids, positions and
-    // slot mapping as int32 per token, block tables as int32 per KV block).
-    let host = d.stepOverhead * (b.hostShare ?? 1) + b.seqs * this.#seqOverhead;
+    // Host: the CPU's work of the step (the fixed cost, once per multi-step window, and the per-sequence
+    // cost), the kernel launches of a step that is not a captured graph, and the input copy (token ids,
+    // positions and slot mapping as int32 per token, block tables as int32 per KV block).
+    // A multi-step window does the CPU's work once for all its steps, per-sequence work included.
+    const cpu = (d.stepOverhead + b.seqs * this.#seqOverhead) * (b.hostShare ?? 1);
+    const gpu = linear + attention + elementwise + lmHead + communication;
+    let host = cpu;
+    const launch = this.input.launch;
+    if (launch) {
+      // A decode-only step up to the largest captured size replays its graph; any other step launches its
+      // kernels one by one, and the GPU cannot finish before the CPU has launched them.
+      const captured = !launch.eager && pad !== undefined && b.prefillTokens === 0 && T < pad.length;
+      const launches = this.kernelsPerStep *
+        (captured || launch.perKernel < launch.floor ? launch.floor : launch.perKernel);
+      const busy = launches > gpu ? launches : gpu;
+      // With an overlap scheduler the step's CPU work runs beside the GPU's: only its excess shows.
+      host = (launch.overlap ? (cpu > busy ? cpu : busy) : busy + cpu) - gpu;
+    }
     if (this.input.host2deviceBandwidth > 0) {
       host += (T * 12 + ((b.prefillContext + b.decodeContext) / this.input.blockSize) * 4) /
         this.input.host2deviceBandwidth;
     }
 
-    const total = linear + attention + elementwise + lmHead + communication + host;
+    const total = gpu + host;
     if (out) {
       out.linear = linear;
       out.attention = attention;

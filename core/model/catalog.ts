@@ -210,4 +210,13 @@ export const MODEL_ALIASES: Readonly<Record<string, string>> = Object.freeze({
   "meta-llama/Llama-2-7b-chat-hf": "meta-llama/Llama-2-7b-hf",
   "meta-llama/Llama-2-70b-chat-hf": "meta-llama/Llama-2-70b-hf",
   "mistralai/Mixtral-8x7B-v0.1": "mistralai/Mixtral-8x7B-Instruct-v0.1",
+  // Same architecture, other weights: DeepSeek's May 2025 refresh of R1, and the FP8 checkpoints of Qwen3 (their
+  // quantization is the common file's quantize_linear_action, as for any model).
+  "deepseek-ai/DeepSeek-R1-0528": "deepseek-ai/DeepSeek-R1",
+  "Qwen/Qwen3-8B-FP8": "Qwen/Qwen3-8B",
+  "Qwen/Qwen3-32B-FP8": "Qwen/Qwen3-32B",
+  "Qwen/Qwen3-30B-A3B-FP8": "Qwen/Qwen3-30B-A3B",
+  "Qwen/Qwen3-235B-A22B-FP8": "Qwen/Qwen3-235B-A22B",
+  "meta-llama/Llama-3.1-405B-FP8": "meta-llama/Llama-3.1-405B-Instruct",
+  "meta-llama/Llama-3.1-405B-Instruct-FP8": "meta-llama/Llama-3.1-405B-Instruct",
 });

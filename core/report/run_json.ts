@@ -8,7 +8,6 @@
 import type { RunOutput } from "../run.ts";
 import { diagnostics, pools } from "../run.ts";
 import type { PoolStats } from "../metrics/groups.ts";
-import { hostCostsOf } from "../config/engine_profiles.ts";
 import { OVERLAP } from "../hardware/kernels.ts";
 import { formatSummaryJson, summaryExtSections } from "./json.ts";
 
@@ -57,11 +56,7 @@ export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
             source: g.serving.profile.resolved.record.source,
             supplied: g.serving.profile.supplied,
             kernel_tables: g.cost.kernels.tables?.label ?? null,
-            host_costs: hostCostsOf(g.serving.profile.resolved.record, {
-              deviceName: d.name,
-              memoryBytes: d.memoryBytes,
-              tp: l.tp,
-            }) ?? null,
+            host: g.host ?? null,
           },
         }
         : {}),

@@ -21,6 +21,7 @@ import { runLoaded } from "../run.ts";
 import { overloadSummary } from "../report/diagnostics.ts";
 import type { RunOutput } from "../run.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
+import type { Calibration } from "../config/calibrated.ts";
 import { evalExpr, holds, margin } from "./assertion.ts";
 import type { Bound } from "./assertion.ts";
 import { compareBaseline, readBaseline, snapshot } from "./baseline.ts";
@@ -203,6 +204,8 @@ export interface ScenarioRunOptions {
   readonly device?: DeviceSpec;
   /** Configurations loaded by earlier calls on the same scenario, reused (see {@link LoadedConfigs}). */
   readonly loaded?: LoadedConfigs;
+  /** The calibrated constants to run with (default: the committed fit). */
+  readonly calibration?: Calibration;
 }
 
 /**
@@ -219,11 +222,13 @@ function runSeeds(
 ): RunOutput[] {
   const load = () => loadConfigSources(...sources(s, c, extra, fs), fs);
   const cfg = options.loaded ? options.loaded.get(c, extra, load) : load();
-  const { timeseries, device } = options;
-  const first = runLoaded(cfg, { seed: s.seed, goodput: s.goodput, timeseries, device });
+  const { timeseries, device, calibration } = options;
+  const first = runLoaded(cfg, { seed: s.seed, goodput: s.goodput, timeseries, device, calibration });
   const outs = [first];
   const base = first.plan.input.workload.seed;
-  for (let k = 1; k < s.seeds.count; k++) outs.push(runLoaded(cfg, { seed: base + k, goodput: s.goodput, device }));
+  for (let k = 1; k < s.seeds.count; k++) {
+    outs.push(runLoaded(cfg, { seed: base + k, goodput: s.goodput, device, calibration }));
+  }
   return outs;
 }
 

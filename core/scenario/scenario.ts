@@ -116,6 +116,12 @@ export const ScenarioFileSchema = mapping({
   ),
   measured: z.array(
     mapping({
+      id: z.string().min(1).optional().describe(
+        "The row's id (a row of docs/validation-candidates.md, or of the registry): validation scenarios name it",
+      ),
+      rig: z.string().min(1).optional().describe(
+        "The rig that measured it (scenarios/validation/registry.yaml: one hardware × engine build × model × harness run)",
+      ),
       metric: z.string().min(1),
       value: positiveNumber(),
       max_error: positiveNumber(),
@@ -124,7 +130,7 @@ export const ScenarioFileSchema = mapping({
         "Expected failure (strict): why the simulator is known to miss this measurement. The step passes only while the error stays outside max_error, and fails once the gap closes",
       ),
     }),
-    { error: "expected a list of {metric, value, max_error, source, known_gap?}" },
+    { error: "expected a list of {metric, value, max_error, source, id?, rig?, known_gap?}" },
   ).min(1).optional().describe("Validation: real measurements and the error each may show"),
 });
 
@@ -170,6 +176,10 @@ export interface ScenarioAssertion {
 export interface Measurement {
   /** The key as written. */
   readonly key: string;
+  /** The row's id (`id:`), when given. */
+  readonly id?: string;
+  /** The rig that measured it (`rig:`, an id of scenarios/validation/registry.yaml), when given. */
+  readonly rig?: string;
   /** The metric it compares. */
   readonly metric: MetricRef;
   /** The measured value, in the metric's unit. */
@@ -576,6 +586,8 @@ export function loadScenario(file: string, fs?: FileSystem, options: LoadScenari
       value: m.value,
       maxError: m.max_error,
       source: m.source,
+      ...(m.id === undefined ? {} : { id: m.id }),
+      ...(m.rig === undefined ? {} : { rig: m.rig }),
       ...(m.known_gap === undefined ? {} : { knownGap: m.known_gap }),
       location: src.locate(["measured", i], false),
     })),
