@@ -33,6 +33,7 @@ export type EngineBackend = (typeof ENGINE_BACKENDS)[number];
 
 /** The `serving_config` keys a profile may supply. */
 export type ProfileKey =
+  | "block_size"
   | "max_tokens_budget"
   | "max_num_seqs"
   | "enable_chunked_prefill"
@@ -52,7 +53,22 @@ export interface ProfileContext {
   readonly memoryBytes: number;
   /** Tensor-parallel size of one engine. */
   readonly tp: number;
+  /** The model uses multi-head latent attention (DeepSeek-V2/V3/R1). */
+  readonly mla?: boolean;
+  /** The model's context length (its max_position_embeddings), tokens. */
+  readonly maxModelLen?: number;
 }
+
+/**
+ * How an engine sizes its KV cache from the memory share it is given:
+ * `vllm`, the share of device memory less the weights, the activations of
+ * the largest step and runtime buffers (gpu_memory_utilization); `sglang`,
+ * the share less the weights alone (mem_fraction_static covers weights and
+ * KV; activations and graphs live in the rest); `trtllm`, the share of the
+ * memory still free once weights, activations and runtime are allocated
+ * (free_gpu_memory_fraction).
+ */
+export type KvMemoryRule = "vllm" | "sglang" | "trtllm";
 
 /** One version range of an engine. */
 export interface ProfileRecord {
@@ -78,6 +94,8 @@ export interface ProfileRecord {
   readonly launch: LaunchMode;
   /** The engine runs a step's CPU work beside the next step's GPU work by default (an overlap scheduler). */
   readonly overlap: boolean;
+  /** How its KV cache is sized from `kv_cache_memory_fraction`. */
+  readonly kvMemory: KvMemoryRule;
   /** The execution backend the record describes, for an engine with several; absent: the default one. */
   readonly backend?: EngineBackend;
   /** Decode batch sizes captured as CUDA graphs (ascending), when the engine captures them by default. */
@@ -222,6 +240,8 @@ const GiB = 2 ** 30;
 
 /** TensorRT-LLM's executor defaults, the same under the TensorRT engine flow and the PyTorch backend. */
 const TRTLLM_EXECUTOR_DEFAULTS: ProfileDefaults = {
+  // KvCacheConfig tokens_per_block 32.
+  block_size: 32,
   max_tokens_budget: 8192,
   max_num_seqs: 2048,
   enable_chunked_prefill: false,
@@ -237,11 +257,45 @@ const byEights = (max: number): number[] => [1, 2, 4, ...Array.from({ length: ma
 const VLLM_V0_GRAPHS = byEights(256);
 /** vLLM V1 (the default cudagraph_capture_sizes, 0.8 and later): 1, 2, 4, 8, 16, …, 512. */
 const VLLM_V1_GRAPHS = byEights(512);
-/** SGLang 0.4 (the default cuda_graph_bs with cuda_graph_max_bs 160): 1, 2, 4, 8, 12, 16, 24, …, 160. */
-const SGLANG_GRAPHS = [1, 2, 4, 8, 12, ...Array.from({ length: 19 }, (_, i) => 16 + 8 * i)];
+/** SGLang 0.3-0.4.2 (cuda_graph_bs with cuda_graph_max_bs 160; sglang@4ab43cf server_args.py): 1, 2, 4, 8, 16, …, 160. */
+const SGLANG_GRAPHS = byEights(160);
 
 /** TensorRT-LLM 1.x PyTorch backend (CudaGraphConfig without padding): 1-31, 32, 64, 128. */
 const TRTLLM_1_GRAPHS = [...Array.from({ length: 31 }, (_, i) => i + 1), 32, 64, 128];
+
+/** vLLM V1's defaults: the larger API-server budget on large devices; FlashMLA's 64-token pages for MLA on CUDA. */
+function vllmV1Defaults(c: ProfileContext, large: boolean): ProfileDefaults {
+  return {
+    block_size: c.mla && !isRocm(c.deviceName) ? 64 : 16,
+    max_tokens_budget: large ? 8192 : 2048,
+    max_num_seqs: large ? 1024 : 256,
+    enable_chunked_prefill: true,
+    mix_prefill_decode: true,
+    enable_prefix_caching: true,
+    admission_policy: "greedy",
+  };
+}
+
+/**
+ * SGLang's defaults (0.3-0.5): token-granular KV pages (page_size 1; taken
+ * here as 16-token blocks, rounding at most 15 tokens a request), running
+ * requests capped by min(max_total_tokens / 2, the request pool of
+ * 2,048-4,096): 4,096 on the GPUs served here (sglang@84022c0 (0.4.6)
+ * python/sglang/srt/managers/scheduler.py), prefill-only steps, radix
+ * cache on, conservative admission, mem_fraction_static by TP.
+ */
+function sglangDefaults(c: ProfileContext, budget: number): ProfileDefaults {
+  return {
+    block_size: 16,
+    max_tokens_budget: budget,
+    max_num_seqs: 4096,
+    enable_chunked_prefill: true,
+    mix_prefill_decode: false,
+    enable_prefix_caching: true,
+    admission_policy: "conservative",
+    kv_cache_memory_fraction: c.tp >= 8 ? 0.81 : c.tp >= 4 ? 0.85 : c.tp >= 2 ? 0.87 : 0.88,
+  };
+}
 
 /** The records, oldest first per engine. */
 export const PROFILE_RECORDS: readonly ProfileRecord[] = [
@@ -254,13 +308,15 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     overlap: false,
     graphSizes: VLLM_V0_GRAPHS,
     source:
-      "vLLM 0.6–0.7 EngineArgs: prefix caching off by default; chunked prefill on for long-context models (as Llama-3.1) with an API-server budget of 2,048 tokens and max_num_seqs 256; decodes and prefill chunks share a step",
+      "vLLM 0.6–0.7 EngineArgs: block size 16, prefix caching off by default; chunked prefill on for long-context models (as Llama-3.1) with an API-server budget of 2,048 tokens and max_num_seqs 256; decodes and prefill chunks share a step. MLA models (DeepSeek) turn chunked prefill and prefix caching off (vllm@ed6e907 (0.7.3) vllm/config.py: 'MLA is enabled; forcing chunked prefill and prefix caching to be disabled'): prefill-only steps of up to max(max_model_len, 2,048) tokens",
     kernels: "vllm",
-    defaults: () => ({
-      max_tokens_budget: 2048,
+    kvMemory: "vllm",
+    defaults: (c) => ({
+      block_size: 16,
+      max_tokens_budget: c.mla ? Math.max(c.maxModelLen ?? 2048, 2048) : 2048,
       max_num_seqs: 256,
-      enable_chunked_prefill: true,
-      mix_prefill_decode: true,
+      enable_chunked_prefill: !c.mla,
+      mix_prefill_decode: !c.mla,
       enable_prefix_caching: false,
       admission_policy: "greedy",
     }),
@@ -274,16 +330,10 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     overlap: false,
     graphSizes: VLLM_V1_GRAPHS,
     source:
-      "vLLM 0.8 EngineArgs._set_default_args_v1: V1 always uses chunked prefill and enables prefix caching by default; API server: max_num_batched_tokens 2,048, max_num_seqs 256; the V1 scheduler mixes prefill chunks and decodes and preempts by recomputation",
+      "vLLM 0.8 EngineArgs._set_default_args_v1: V1 always uses chunked prefill and enables prefix caching by default; the V1 scheduler mixes prefill chunks and decodes and preempts by recomputation. API server: max_num_batched_tokens 8,192 and max_num_seqs 1,024 on devices with at least 70 GiB, else 2,048 and 256 (vllm@20e489e, the eve of 0.8.5, vllm/engine/arg_utils.py L1602-L1634); block size 16, 64 for MLA models on CUDA (FlashMLA's page, vllm/platforms/cuda.py)",
     kernels: "vllm",
-    defaults: () => ({
-      max_tokens_budget: 2048,
-      max_num_seqs: 256,
-      enable_chunked_prefill: true,
-      mix_prefill_decode: true,
-      enable_prefix_caching: true,
-      admission_policy: "greedy",
-    }),
+    kvMemory: "vllm",
+    defaults: (c) => ({ ...vllmV1Defaults(c, c.memoryBytes >= 70 * GiB) }),
   },
   {
     engine: "vllm",
@@ -296,17 +346,8 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     source:
       "vLLM EngineArgs.get_batch_defaults (0.9 and later): on devices with at least 70 GiB other than A100 (H100, H200, MI300X) the API server takes max_num_batched_tokens 8,192 and max_num_seqs 1,024, elsewhere 2,048 and 256 (A100 excluded after vLLM PR #17885 measured lower throughput with the larger budget); prefix caching on, chunked prefill always. The first release with this split is taken as 0.9.0 (not pinned down)",
     kernels: "vllm",
-    defaults: (c) => {
-      const large = c.memoryBytes >= 70 * GiB && !/a100/i.test(c.deviceName);
-      return {
-        max_tokens_budget: large ? 8192 : 2048,
-        max_num_seqs: large ? 1024 : 256,
-        enable_chunked_prefill: true,
-        mix_prefill_decode: true,
-        enable_prefix_caching: true,
-        admission_policy: "greedy",
-      };
-    },
+    kvMemory: "vllm",
+    defaults: (c) => vllmV1Defaults(c, c.memoryBytes >= 70 * GiB && !/a100/i.test(c.deviceName)),
   },
   {
     engine: "sglang",
@@ -319,14 +360,8 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     source:
       "SGLang 0.3 ServerArgs: as 0.4 (chunked_prefill_size 8,192, mem_fraction_static by TP, radix cache on, prefill-only steps while a prefill can run), but the scheduler runs each step's CPU work between GPU steps: the overlap ('zero-overhead') scheduler came with 0.4 (SGLang v0.4 release post)",
     kernels: "vllm",
-    defaults: (c) => ({
-      max_tokens_budget: c.memoryBytes < 25e9 ? 2048 : 8192,
-      enable_chunked_prefill: true,
-      mix_prefill_decode: false,
-      enable_prefix_caching: true,
-      admission_policy: "conservative",
-      kv_cache_memory_fraction: c.tp >= 8 ? 0.81 : c.tp >= 4 ? 0.85 : c.tp >= 2 ? 0.87 : 0.88,
-    }),
+    kvMemory: "sglang",
+    defaults: (c) => sglangDefaults(c, c.memoryBytes < 25e9 ? 2048 : 8192),
   },
   {
     engine: "sglang",
@@ -341,14 +376,8 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     // SGLang runs the same library kernels as vLLM on NVIDIA (FlashInfer / FlashAttention-3 attention,
     // cuBLAS and CUTLASS FP8 GEMMs, a custom all-reduce): vLLM's measured tables stand for them.
     kernels: "vllm",
-    defaults: (c) => ({
-      max_tokens_budget: c.memoryBytes < 25e9 ? 2048 : 8192,
-      enable_chunked_prefill: true,
-      mix_prefill_decode: false,
-      enable_prefix_caching: true,
-      admission_policy: "conservative",
-      kv_cache_memory_fraction: c.tp >= 8 ? 0.81 : c.tp >= 4 ? 0.85 : c.tp >= 2 ? 0.87 : 0.88,
-    }),
+    kvMemory: "sglang",
+    defaults: (c) => sglangDefaults(c, c.memoryBytes < 25e9 ? 2048 : 8192),
   },
   {
     engine: "sglang",
@@ -363,14 +392,9 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     // SGLang runs the same library kernels as vLLM on NVIDIA (FlashInfer / FlashAttention-3 attention,
     // cuBLAS and CUTLASS FP8 GEMMs, a custom all-reduce): vLLM's measured tables stand for them.
     kernels: "vllm",
-    defaults: (c) => ({
-      max_tokens_budget: c.memoryBytes < 35 * 2 ** 30 ? 2048 : c.memoryBytes < 160 * 2 ** 30 ? 8192 : 16384,
-      enable_chunked_prefill: true,
-      mix_prefill_decode: false,
-      enable_prefix_caching: true,
-      admission_policy: "conservative",
-      kv_cache_memory_fraction: c.tp >= 8 ? 0.81 : c.tp >= 4 ? 0.85 : c.tp >= 2 ? 0.87 : 0.88,
-    }),
+    kvMemory: "sglang",
+    defaults: (c) =>
+      sglangDefaults(c, c.memoryBytes < 35 * 2 ** 30 ? 2048 : c.memoryBytes < 160 * 2 ** 30 ? 8192 : 16384),
   },
   {
     engine: "trtllm",
@@ -382,6 +406,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     source:
       "TensorRT-LLM BuildConfig and executor defaults (0.12 and later): max_num_tokens 8,192, max_batch_size 2,048, capacity scheduler GUARANTEED_NO_EVICT, chunked context off, in-flight batching mixes context and generation requests in one step; KV block reuse off in the TensorRT engine flow",
     kernels: "trtllm",
+    kvMemory: "trtllm",
     defaults: () => TRTLLM_EXECUTOR_DEFAULTS,
   },
   {
@@ -395,6 +420,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     source:
       "TensorRT-LLM PyTorch backend (trtllm-serve --backend pytorch, 0.17-0.19; the only backend for DeepSeek-V3/R1 then): the executor's defaults as in the TensorRT flow (max_num_tokens 8,192, GUARANTEED_NO_EVICT, chunked context off, mixed steps); PyTorchConfig defaults use_cuda_graph False and enable_overlap_scheduler False: every step launches its kernels one by one from Python",
     kernels: "trtllm",
+    kvMemory: "trtllm",
     defaults: () => TRTLLM_EXECUTOR_DEFAULTS,
   },
   {
@@ -408,6 +434,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     source:
       "TensorRT-LLM PyTorch backend 0.20-0.21 (TorchLlmArgs in tensorrt_llm/llmapi/llm_args.py): use_cuda_graph still False, disable_overlap_scheduler False (the overlap scheduler on by default); the executor's defaults otherwise. The first release with the overlap default is taken as 0.20.0 (not pinned down)",
     kernels: "trtllm",
+    kvMemory: "trtllm",
     defaults: () => TRTLLM_EXECUTOR_DEFAULTS,
   },
   {
@@ -422,6 +449,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     source:
       "TensorRT-LLM 1.x (tensorrt_llm/llmapi/llm_args.py): cuda_graph_config defaults to CudaGraphConfig() (graphs on, max_batch_size 128, batch sizes 1-31, 32, 64, 128 without padding) and the overlap scheduler is on by default (docs, features/overlap-scheduler); the executor's defaults otherwise",
     kernels: "trtllm",
+    kvMemory: "trtllm",
     defaults: () => TRTLLM_EXECUTOR_DEFAULTS,
   },
   {
@@ -433,7 +461,9 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     overlap: false,
     source:
       "MindIE Service config.json defaults (1.0.RC3 and later samples): maxPrefillTokens 8,192, maxBatchSize 200, maxPreemptCount 0 (no preemption: a request is admitted only when it can finish), supportSelectBatch false (prefill batches go first), no chunked prefill or prefix caching unless their plugins are enabled",
+    kvMemory: "vllm",
     defaults: () => ({
+      block_size: 128,
       max_tokens_budget: 8192,
       max_num_seqs: 200,
       enable_chunked_prefill: false,
@@ -451,7 +481,9 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     overlap: false,
     source:
       "LMDeploy TurbomindEngineConfig (0.6 and later): max_prefill_token_num 8,192 per iteration, enable_prefix_caching False, max_batch_size 256 on data-centre GPUs; prefill chunks run beside decodes; a sequence that runs out of cache is recomputed",
+    kvMemory: "trtllm",
     defaults: () => ({
+      block_size: 64,
       max_tokens_budget: 8192,
       max_num_seqs: 256,
       enable_chunked_prefill: true,

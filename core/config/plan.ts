@@ -245,6 +245,8 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       deviceName: g.device.name,
       memoryBytes: g.device.memoryBytes,
       tp: layout.tp,
+      mla: model.mla !== undefined,
+      ...(model.maxPositions ? { maxModelLen: model.maxPositions } : {}),
     });
     const { device, host } = calibrated(g.device, profiled, options.calibration ?? calibration());
     const notice = profiled.profile?.resolved.notice;
@@ -282,6 +284,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       maxTokens: gs.max_tokens_budget,
       maxSeqs: gs.max_num_seqs,
       pinnedBlocks: gs.num_kv_blocks,
+      ...(profiled.profile ? { accounting: profiled.profile.resolved.record.kvMemory } : {}),
     });
     const where = g.config.parallel_config.tp_size !== undefined
       ? [...g.path, "parallel_config", "tp_size"]

@@ -23,6 +23,7 @@ import b200 from "./data/aiconfigurator/b200_sxm.json" with { type: "json" };
 import h100 from "./data/aiconfigurator/h100_sxm.json" with { type: "json" };
 import h200 from "./data/aiconfigurator/h200_sxm.json" with { type: "json" };
 import l40s from "./data/aiconfigurator/l40s.json" with { type: "json" };
+import { MonotoneCurve, MonotoneSurface } from "./monotone.ts";
 
 /** Engines whose kernels AIConfigurator measured and the tables hold. */
 export type KernelTableEngine = "trtllm" | "vllm";
@@ -135,8 +136,8 @@ export interface MoeShape {
 
 /** A MoE shape's nearest measured row, and the fractions interpolated for it by token count. */
 interface MoeRow {
-  readonly tokens: readonly number[];
-  readonly fraction: readonly (number | null)[];
+  /** The measured latency by token count, monotone. */
+  readonly curve: MonotoneCurve;
   readonly memo: Map<number, number>;
 }
 
@@ -145,6 +146,8 @@ interface GemmShape {
   readonly table: GemmTable;
   readonly row: number;
   readonly memo: Map<number, number>;
+  /** Time per unit of 2·N·K/peak at each measured M (M / fraction), monotone. */
+  readonly curve: MonotoneCurve;
 }
 
 /** One GPU's file, as `tools/aiconfigurator/fit.ts` writes it (see the folder's README). */
@@ -165,50 +168,6 @@ interface AicFile {
 const FILES: ReadonlyMap<string, AicFile> = new Map(
   ([a100, b200, h100, h200, l40s] as unknown as AicFile[]).map((f) => [f.device, f]),
 );
-
-/**
- * Linear interpolation of `ys` over `xs` at `x` in log x, between the
- * measured (non-null) points around it, clamped to the first and last
- * measured points (efficiencies level off beyond the measured range).
- */
-function interpLog(xs: readonly number[], ys: readonly (number | null)[], x: number): number | undefined {
-  let lo = -1;
-  for (let i = 0; i < xs.length; i++) {
-    const y = ys[i];
-    if (y === null || y === undefined) continue;
-    if (xs[i] >= x) {
-      if (lo < 0 || xs[i] === x) return y;
-      const t = Math.log(x / xs[lo]) / Math.log(xs[i] / xs[lo]);
-      return ys[lo]! + t * (y - ys[lo]!);
-    }
-    lo = i;
-  }
-  return lo < 0 ? undefined : ys[lo]!;
-}
-
-/** Bilinear interpolation over a grid `g[row][col]` in log row and log column; undefined where unmeasured. */
-function interpGrid(
-  rows: readonly number[],
-  cols: readonly number[],
-  g: Grid,
-  r: number,
-  c: number,
-): number | undefined {
-  const i = bracket(rows, r);
-  const a = interpLog(cols, g[i[0]], c);
-  const b = interpLog(cols, g[i[1]], c);
-  if (a === undefined || b === undefined) return undefined;
-  if (i[0] === i[1]) return a;
-  const t = Math.log(Math.min(Math.max(r, rows[i[0]]), rows[i[1]]) / rows[i[0]]) / Math.log(rows[i[1]] / rows[i[0]]);
-  return a + t * (b - a);
-}
-
-/** Indices of the grid points around x (equal at the ends). */
-function bracket(xs: readonly number[], x: number): [number, number] {
-  if (x <= xs[0]) return [0, 0];
-  for (let i = 1; i < xs.length; i++) if (x <= xs[i]) return [i - 1, i];
-  return [xs.length - 1, xs.length - 1];
-}
 
 /** The measured layouts with the fewest and the most KV heads per GPU. */
 function headLayouts<T extends { readonly kvHeads: number }>(shapes: readonly T[]): [T, T] {
@@ -286,8 +245,8 @@ export class KernelTables {
     // Steps repeat batch sizes: each shape keeps the times it has computed, by M.
     let t = g.memo.get(m);
     if (t === undefined) {
-      const frac = interpLog(g.table.m, g.table.compute[g.row], Math.max(1, m));
-      t = frac !== undefined && frac > 0 ? (2 * m * n * k) / (frac * this.#file.peaks[dtype]) : NaN;
+      const unit = g.curve.at(m);
+      t = unit !== undefined ? (unit * 2 * n * k) / this.#file.peaks[dtype] : NaN;
       g.memo.set(m, t);
     }
     return Number.isNaN(t) ? undefined : t;
@@ -312,7 +271,14 @@ export class KernelTables {
           row = i;
         }
       }
-      g = table ? { table, row, memo: new Map() } : null;
+      g = table
+        ? {
+          table,
+          row,
+          memo: new Map(),
+          curve: new MonotoneCurve(table.m, table.compute[row].map((f, i) => (f ? table.m[i] / f : undefined))),
+        }
+        : null;
       cache.set(key, g);
     }
     return g;
@@ -333,11 +299,36 @@ export class KernelTables {
     const [small, large] = headLayouts(t.shapes);
     const hbm = this.#file.peaks.hbmBandwidth;
     const time = (s: DecodeShape) => {
-      const f = s.cellsAboveHbm ? undefined : interpGrid(t.context, t.batch, s.hbmFraction, context, seqs);
-      return f !== undefined && f > 0 ? bytes / (f * hbm) : s.fit.overheadUs * 1e-6 + bytes / (s.fit.hbmFraction * hbm);
+      // Seconds per byte at this batch and context: the monotone surface of (context × batch) / fraction.
+      const surface = s.cellsAboveHbm ? undefined : this.#surfaceOf(s, t.context, t.batch, s.hbmFraction);
+      const unit = surface?.at(context, seqs);
+      return unit !== undefined && unit > 0
+        ? (bytes * unit) / (context * seqs * hbm)
+        : s.fit.overheadUs * 1e-6 + bytes / (s.fit.hbmFraction * hbm);
     };
     const w = headWeight(kvHeads, small.kvHeads, large.kvHeads);
     return w === 0 ? time(small) : w === 1 ? time(large) : (1 - w) * time(small) + w * time(large);
+  }
+
+  #surfaces = new WeakMap<object, MonotoneSurface | undefined>();
+
+  /**
+   * The monotone surface of a grid of fractions of a bandwidth over
+   * (context, batch): time per byte-normalized unit, (context × batch) /
+   * fraction, undefined when no cell was measured.
+   */
+  #surfaceOf(key: object, context: readonly number[], batch: readonly number[], g: Grid): MonotoneSurface | undefined {
+    if (this.#surfaces.has(key)) return this.#surfaces.get(key);
+    const measured = g.some((row) => row.some((f) => f !== null && f > 0));
+    const surface = measured
+      ? new MonotoneSurface(
+        context,
+        batch,
+        g.map((row, i) => row.map((f, j) => (f ? (context[i] * batch[j]) / f : undefined))),
+      )
+      : undefined;
+    this.#surfaces.set(key, surface);
+    return surface;
   }
 
   /**
@@ -349,39 +340,57 @@ export class KernelTables {
     const t = this.#prefill;
     if (!t || t.shapes.length === 0) return undefined;
     const [small, large] = headLayouts(t.shapes);
-    const frac = (s: PrefillShape) => interpGrid(t.seqLen, t.batch, s.computeFraction, seqLen, 1);
-    const fs = frac(small);
-    const fl = frac(large);
-    if (fs === undefined || fl === undefined) return undefined;
+    // Time per unit of flops / peak: seqLen² / fraction at batch 1, monotone in seqLen.
+    const unit = (s: PrefillShape) =>
+      this.#curveOf(
+        s,
+        t.seqLen,
+        t.seqLen.map((l, i) => (s.computeFraction[i][0] ? (l * l) / s.computeFraction[i][0]! : undefined)),
+      )
+        .at(seqLen);
+    const us = unit(small);
+    const ul = unit(large);
+    if (us === undefined || ul === undefined) return undefined;
     const w = headWeight(kvHeads, small.kvHeads, large.kvHeads);
-    const f = (1 - w) * fs + w * fl;
-    return f > 0 ? flops / (f * this.#file.peaks.bf16) : undefined;
+    const u = (1 - w) * us + w * ul;
+    return u > 0 ? (flops * u) / (seqLen * seqLen * this.#file.peaks.bf16) : undefined;
+  }
+
+  #curves = new WeakMap<object, MonotoneCurve>();
+
+  /** A monotone curve, built once per table row. */
+  #curveOf(key: object, xs: readonly number[], times: readonly (number | undefined)[]): MonotoneCurve {
+    let c = this.#curves.get(key);
+    if (!c) this.#curves.set(key, c = new MonotoneCurve(xs, times));
+    return c;
   }
 
   /**
    * One rank's routed-expert computation of a MoE layer (gate+up GEMM,
-   * activation, down GEMM): `tokens` tokens enter the MoE group and make
-   * `pairs` token-expert pairs on this rank over `touched` distinct local
-   * experts, with `dtype` weights. The roofline max(touched experts' weight
-   * bytes / HBM, FLOPs / peak) divided by the fraction of it the engine's
-   * MoE kernel reached at that token count (balanced routing), for the
-   * nearest measured shape (log hidden, intermediate, experts, top-k) and
-   * MoE TP × EP split (log TP, log EP). Undefined when the tables hold no
-   * MoE of that dtype.
+   * activation, down GEMM) when `tokens` tokens enter the MoE group: the
+   * latency the engine's MoE kernel was measured at for the nearest
+   * measured shape (log hidden, intermediate, experts, top-k) and MoE TP ×
+   * EP split (log TP, log EP), rebuilt from the table's fraction and the
+   * benchmark's own roofline (balanced routing), never decreasing in
+   * `tokens`. Undefined when the tables hold no MoE of that dtype.
+   *
+   * With expert parallelism the benchmark's token count is per EP rank: at
+   * large counts the time it measured for T tokens at EP e is that of about
+   * T·k token-expert pairs on one rank (the fractions at 16k tokens fall as
+   * ~1/e: 0.31 at EP1, 0.11 at EP2, 0.05 at EP8, 0.016 at EP32 for vLLM's
+   * DeepSeek-V3 kernel on H100), so a group of `tokens` is looked up at
+   * tokens / e.
    */
-  moe(shape: MoeShape, tokens: number, touched: number, pairs: number, dtype: "bf16" | "fp8"): number | undefined {
+  moe(shape: MoeShape, tokens: number, dtype: "bf16" | "fp8"): number | undefined {
     const row = this.#moeRow(shape, dtype);
     if (!row) return undefined;
-    let f = row.memo.get(tokens);
-    if (f === undefined) {
-      f = interpLog(row.tokens, row.fraction, Math.max(1, tokens)) ?? NaN;
-      row.memo.set(tokens, f);
+    const t = Math.max(1, tokens / shape.ep);
+    let v = row.memo.get(t);
+    if (v === undefined) {
+      v = row.curve.at(t) ?? NaN;
+      row.memo.set(t, v);
     }
-    if (!(f > 0)) return undefined;
-    const ffn = 3 * shape.hidden * (shape.inter / shape.moeTp);
-    const memory = (touched * ffn * (dtype === "fp8" ? 1 : 2)) / this.#file.peaks.hbmBandwidth;
-    const compute = (2 * pairs * ffn) / this.#file.peaks[dtype];
-    return (memory > compute ? memory : compute) / f;
+    return Number.isNaN(v) ? undefined : v;
   }
 
   #moeRows = new WeakMap<MoeShape, { bf16?: MoeRow | null; fp8?: MoeRow | null }>();
@@ -408,7 +417,20 @@ export class KernelTables {
           const d = l(tp, shape.moeTp) + l(ep, shape.ep);
           if (d < sd && best.fraction[i].some((x) => x !== null)) [split, sd] = [i, d];
         });
-        r = { tokens: t.tokens, fraction: best.fraction[split], memo: new Map() };
+        // The measured latency at each token count: the benchmark's roofline (balanced routing) over its fraction.
+        const fraction = best.fraction[split];
+        const inter = shape.inter / shape.moeTp;
+        const ffn = 3 * shape.hidden * inter;
+        const latency = t.tokens.map((x, i) => {
+          const f = fraction[i];
+          if (!f) return undefined;
+          const pairs = (x * shape.topK) / shape.ep;
+          const touched = Math.min(shape.experts / shape.ep, Math.max(1, pairs));
+          const memory = (touched * ffn * (dtype === "fp8" ? 1 : 2)) / this.#file.peaks.hbmBandwidth;
+          const compute = (2 * pairs * ffn) / this.#file.peaks[dtype];
+          return (memory > compute ? memory : compute) / f;
+        });
+        r = { curve: new MonotoneCurve(t.tokens, latency), memo: new Map() };
       }
       e[dtype] = r;
     }
@@ -429,9 +451,9 @@ export class KernelTables {
     if (!t) return undefined;
     const hbm = this.#file.peaks.hbmBandwidth;
     const time = (i: number) => {
-      const f = interpGrid(t.context, t.batch, t.hbmFraction[i], context, seqs);
+      const unit = this.#surfaceOf(t.hbmFraction[i], t.context, t.batch, t.hbmFraction[i])?.at(context, seqs);
       const fit = t.fit[i];
-      if (f !== undefined && f > 0) return bytes / (f * hbm);
+      if (unit !== undefined && unit > 0) return (bytes * unit) / (context * seqs * hbm);
       return fit ? fit.overheadUs * 1e-6 + bytes / (fit.hbmFraction * hbm) : undefined;
     };
     return this.#byHeads(t.heads, heads, time);
@@ -448,8 +470,11 @@ export class KernelTables {
     if (!t) return undefined;
     const peak = this.#file.peaks.bf16;
     return this.#byHeads(t.heads, heads, (i) => {
-      const f = interpLog(t.seqLen, t.computeFraction[i], seqLen);
-      return f !== undefined && f > 0 ? flops / (f * peak) : undefined;
+      const row = t.computeFraction[i];
+      const u = this.#curveOf(row, t.seqLen, t.seqLen.map((l, j) => (row[j] ? (l * l) / row[j]! : undefined))).at(
+        seqLen,
+      );
+      return u !== undefined && u > 0 ? (flops * u) / (seqLen * seqLen * peak) : undefined;
     });
   }
 
@@ -491,9 +516,13 @@ export class KernelTables {
     const table = this.#allReduce;
     const a = table?.tables.find((t) => t.gpus === gpus);
     if (!table || !a) return undefined;
-    const us = interpLog(table.bytes, a.latencyUs, Math.max(bytes, table.bytes[0]));
+    // Measured latencies, monotone in size (flat below the smallest message: a latency floor); beyond the largest
+    // measured size the fit, never below the last measured latency.
+    const curve = this.#curveOf(a, table.bytes, a.latencyUs.map((x) => x ?? undefined));
     const fit = a.fit.latencyUs + bytes / (a.fit.algBandwidthGBs * 1e3);
-    const last = table.bytes[a.latencyUs.length - 1];
-    return (us === undefined || bytes > last ? fit : us) * 1e-6;
+    if (curve.empty) return fit * 1e-6;
+    const last = curve.xs[curve.xs.length - 1];
+    if (bytes <= last) return (bytes < curve.xs[0] ? curve.ys[0] : curve.at(bytes)!) * 1e-6;
+    return Math.max(fit, curve.ys[curve.ys.length - 1]) * 1e-6;
   }
 }

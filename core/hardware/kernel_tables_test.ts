@@ -81,13 +81,13 @@ Deno.test("a split AIConfigurator did not measure takes the nearest one; other M
   const t = KernelTables.of("H200_SXM_141G", "trtllm")!;
   // TP2 × EP8 is not kept: nearest are TP1 × EP8 and TP2 × EP4 (equal log distance; the first listed wins), so
   // TP2 × EP8 runs at TP1 × EP8's fraction of a roofline with half the intermediate per rank.
-  const a = t.moe(dsv3(2, 8), 64, 16, 64, "fp8")!;
-  const b = t.moe(dsv3(1, 8), 64, 16, 64, "fp8")!;
+  const a = t.moe(dsv3(2, 8), 64, "fp8")!;
+  const b = t.moe(dsv3(1, 8), 64, "fp8")!;
   near(2 * a, b, 1e-9, "nearest split");
   // Mixtral-8x7B in BF16 (hidden 4096, intermediate 14336, 8 experts, top-2) at TP1, 1 token: its own row (0.659 … ).
   const mixtral = { hidden: 4096, inter: 14336, experts: 8, topK: 2, moeTp: 1, ep: 1 };
   const w = 2 * 3 * 4096 * 14336 * 2;
-  const f = w / t.moe(mixtral, 1, 2, 2, "bf16")! / H200.hbmBandwidth;
+  const f = w / t.moe(mixtral, 1, "bf16")! / H200.hbmBandwidth;
   assert.ok(f > 0.3 && f < 1, String(f));
 });
 

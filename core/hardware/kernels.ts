@@ -201,7 +201,7 @@ export class Kernels {
       : peak === "fp8" && wb === 1
       ? "fp8"
       : undefined;
-    const t = dtype && this.tables.moe(shape, tokens, touched, pairs, dtype);
+    const t = dtype && this.tables.moe(shape, tokens, dtype);
     if (!t) return undefined;
     const weights = touched * 3 * shape.hidden * (shape.inter / shape.moeTp) * wb;
     return Math.max(t, weights * this.#rawByteTime);

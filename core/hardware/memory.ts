@@ -19,6 +19,13 @@ export interface MemoryLimits {
   readonly maxSeqs: number;
   /** A pinned block count, or null to derive it from memory. */
   readonly pinnedBlocks: number | null;
+  /**
+   * What `memoryFraction` is a share of (default `vllm`): the engine's whole
+   * footprint (`vllm`: weights, activations, runtime and KV), weights and KV
+   * only (`sglang`'s mem_fraction_static), or the memory still free once
+   * the rest is allocated (`trtllm`'s free_gpu_memory_fraction).
+   */
+  readonly accounting?: "vllm" | "sglang" | "trtllm";
 }
 
 /** Bytes on one device of an engine. */
@@ -84,7 +91,15 @@ export function planMemory(cost: RooflineCostModel, limits: MemoryLimits): Memor
   const activations = limits.maxTokens * cost.shapes.activationBytesPerToken +
     limits.maxSeqs * Math.ceil(m.vocab / l.lmheadTp) * 4;
   const kvBlockBytes = limits.blockSize * cost.kvBytesPerToken;
-  const kvBytes = usable - cost.weightBytesPerDevice - activations - RUNTIME_BYTES;
+  const rest = cost.weightBytesPerDevice + activations + RUNTIME_BYTES;
+  const kvBytes = limits.accounting === "sglang"
+    ? usable - cost.weightBytesPerDevice -
+      (d.memoryBytes - usable < activations + RUNTIME_BYTES
+        ? activations + RUNTIME_BYTES - (d.memoryBytes - usable)
+        : 0)
+    : limits.accounting === "trtllm"
+    ? limits.memoryFraction * (d.memoryBytes - rest)
+    : usable - rest;
   const kvBlocks = limits.pinnedBlocks ?? Math.max(0, Math.floor(kvBytes / kvBlockBytes));
   return {
     deviceBytes: d.memoryBytes,

@@ -1,0 +1,139 @@
+/**
+ * Measured kernel times made monotone: a kernel never gets faster when its
+ * work grows. A benchmark's grid of times (one per size, or per pair of
+ * sizes) is first raised to its running maximum along every axis, then
+ * interpolated linearly in log size and log time (which keeps the order of
+ * a monotone grid), and extrapolated beyond the grid at the efficiency of
+ * its edge (time in proportion to size). Used by the kernel tables, whose
+ * raw fractions of peak can otherwise make a step faster when a request
+ * joins it.
+ *
+ * @module
+ */
+
+/** How a curve continues below its first point: at the edge's efficiency (time ∝ size), or flat (a latency floor). */
+export type Below = "scale" | "flat";
+
+/** Index i with xs[i] ≤ x < xs[i + 1] (−1 below the first, n − 1 at or above the last). */
+function segment(xs: readonly number[], x: number): number {
+  let i = -1;
+  while (i + 1 < xs.length && xs[i + 1] <= x) i++;
+  return i;
+}
+
+/** log-linear interpolation of positive ys between two points. */
+function between(x0: number, x1: number, y0: number, y1: number, x: number): number {
+  return y0 * Math.pow(y1 / y0, Math.log(x / x0) / Math.log(x1 / x0));
+}
+
+/** Nondecreasing times over one size axis. */
+export class MonotoneCurve {
+  /** Sizes with a time, ascending. */
+  readonly xs: readonly number[];
+  /** Their times, nondecreasing. */
+  readonly ys: readonly number[];
+  #below: Below;
+
+  /**
+   * @param xs sizes, ascending
+   * @param times the measured time at each size (undefined: not measured, skipped)
+   * @param below how the curve continues below its first point
+   */
+  constructor(xs: readonly number[], times: readonly (number | undefined)[], below: Below = "scale") {
+    const px: number[] = [];
+    const py: number[] = [];
+    let top = 0;
+    xs.forEach((x, i) => {
+      const t = times[i];
+      if (t === undefined || !(t > 0) || !Number.isFinite(t)) return;
+      top = Math.max(top, t);
+      px.push(x);
+      py.push(top);
+    });
+    this.xs = px;
+    this.ys = py;
+    this.#below = below;
+  }
+
+  /** Whether any size was measured. */
+  get empty(): boolean {
+    return this.xs.length === 0;
+  }
+
+  /** The time at size `x` (undefined for an empty curve). */
+  at(x: number): number | undefined {
+    const { xs, ys } = this;
+    const n = xs.length;
+    if (n === 0) return undefined;
+    const i = segment(xs, x);
+    if (i < 0) return this.#below === "flat" ? ys[0] : ys[0] * (x / xs[0]);
+    if (i === n - 1) return ys[n - 1] * (x / xs[n - 1]);
+    return between(xs[i], xs[i + 1], ys[i], ys[i + 1], x);
+  }
+}
+
+/**
+ * Nondecreasing times over two size axes (rows and columns, both making
+ * the work larger): each cell raised to the largest time of any cell with
+ * no larger row and column, interpolated bilinearly in log sizes and log
+ * time, extrapolated beyond the grid in proportion to each size.
+ */
+export class MonotoneSurface {
+  readonly #rows: readonly number[];
+  readonly #cols: readonly number[];
+  readonly #t: readonly (readonly number[])[];
+
+  /**
+   * @param rows row sizes, ascending
+   * @param cols column sizes, ascending
+   * @param times time of each cell `times[row][col]`; undefined cells take the nearest measured cell of their row at
+   *   its efficiency (time ∝ column size), or of the nearest row when a row has none
+   */
+  constructor(rows: readonly number[], cols: readonly number[], times: readonly (readonly (number | undefined)[])[]) {
+    const filledRows = times.map((row) => {
+      const known = row.map((t, j) => (t !== undefined && t > 0 && Number.isFinite(t) ? j : -1)).filter((j) => j >= 0);
+      if (known.length === 0) return undefined;
+      return cols.map((c, j) => {
+        if (known.includes(j)) return row[j]!;
+        const near = known.reduce((
+          a,
+          k,
+        ) => (Math.abs(Math.log(cols[k] / c)) < Math.abs(Math.log(cols[a] / c)) ? k : a));
+        return row[near]! * (c / cols[near]);
+      });
+    });
+    const anyRow = filledRows.findIndex((r) => r !== undefined);
+    const t = rows.map((r, i) => {
+      const own = filledRows[i];
+      if (own) return [...own];
+      let near = anyRow;
+      filledRows.forEach((x, k) => {
+        if (x && Math.abs(Math.log(rows[k] / r)) < Math.abs(Math.log(rows[near] / r))) near = k;
+      });
+      return near < 0 ? cols.map(() => NaN) : filledRows[near]!.map((v) => v * (r / rows[near]));
+    });
+    for (let i = 0; i < rows.length; i++) {
+      for (let j = 0; j < cols.length; j++) {
+        if (i > 0 && t[i - 1][j] > t[i][j]) t[i][j] = t[i - 1][j];
+        if (j > 0 && t[i][j - 1] > t[i][j]) t[i][j] = t[i][j - 1];
+      }
+    }
+    this.#rows = rows;
+    this.#cols = cols;
+    this.#t = t;
+  }
+
+  /** The time at row size `r` and column size `c`; NaN when nothing was measured. */
+  at(r: number, c: number): number {
+    const rows = this.#rows, cols = this.#cols;
+    const clamp = (xs: readonly number[], x: number) => Math.min(Math.max(x, xs[0]), xs[xs.length - 1]);
+    const rc = clamp(rows, r), cc = clamp(cols, c);
+    const scale = (r / rc) * (c / cc);
+    const i = Math.min(segment(rows, rc), rows.length - 1), j = Math.min(segment(cols, cc), cols.length - 1);
+    const i1 = Math.min(i + 1, rows.length - 1), j1 = Math.min(j + 1, cols.length - 1);
+    const inCol = (ii: number) =>
+      j === j1 ? this.#t[ii][j] : between(cols[j], cols[j1], this.#t[ii][j], this.#t[ii][j1], cc);
+    const a = inCol(i), b = inCol(i1);
+    return scale * (i === i1 ? a : between(rows[i], rows[i1], a, b, rc));
+  }
+}
