@@ -37,6 +37,7 @@ import { runJson } from "./core/report/run_json.ts";
 import { runReportHtml } from "./core/report/run_report.ts";
 import { formatExtSection } from "./core/report/ext_table.ts";
 import { formatGroupTable } from "./core/report/groups.ts";
+import { formatIntervalSection, headlineIntervals } from "./core/report/intervals.ts";
 import type { RunOutput } from "./core/run.ts";
 import type { SimulationPlan } from "./core/config/plan.ts";
 import type { GoodputSlos } from "./core/metrics/summary.ts";
@@ -526,7 +527,8 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
     ? json()
     : opts.format === "csv"
     ? formatRequestCsv(out.result.requests)
-    : formatSummaryTable(out.summary) + formatExtSection(out.summary) + formatGroupTable(pools(out).groups);
+    : formatSummaryTable(out.summary) + formatExtSection(out.summary) + formatGroupTable(pools(out).groups) +
+      formatIntervalSection(headlineIntervals(out));
   io.stdout(text);
   if (opts.output_json) {
     const path = opts.output_json;

@@ -17,6 +17,7 @@ import {
   formatFidelityMarkdown,
   formatFidelityTable,
   gateFailures,
+  residualsOf,
 } from "../core/calibrate/fidelity.ts";
 import type { FidelityReport } from "../core/calibrate/fidelity.ts";
 import { collectRows, loadRegistry } from "../core/calibrate/registry.ts";
@@ -48,6 +49,14 @@ export function measuredRows(): { registry: Registry; rows: MeasuredRow[] } {
 export function reportOf(registry: Registry, rows: readonly MeasuredRow[], file: CalibratedFile): FidelityReport {
   const predictions = predictRows(rows, file.values, file.folds);
   return fidelityReport(predictions, registry, reportedConstants(file.values, file.pinnedBy));
+}
+
+/** The held-out residuals as core/metrics/data/residuals.json holds them (one row a line). */
+export function residualsFile(report: FidelityReport): string {
+  const rows = residualsOf(report.rows).map((r) => `    ${JSON.stringify(r)}`);
+  return `{\n  "generated": "deno task validate: ln(simulated / measured) of every held-out row, predicted with the constants fitted without its own source",\n  "residuals": [\n${
+    rows.join(",\n")
+  }\n  ]\n}\n`;
 }
 
 /** Lines about fitted constants at an end of their range, in the full fit and in each fold. */
@@ -89,11 +98,12 @@ export function runValidate(argv: readonly string[], io: TaskOutput = CONSOLE_OU
     new URL("../core/config/data/calibrated.json", import.meta.url),
     JSON.stringify(file, null, 2) + "\n",
   );
+  Deno.writeTextFileSync(new URL("../core/metrics/data/residuals.json", import.meta.url), residualsFile(report));
   Deno.writeTextFileSync(
     new URL("../docs/fidelity.md", import.meta.url),
     formatFidelityMarkdown(report, { pending: PENDING_CASES }),
   );
-  io.out("wrote core/config/data/calibrated.json and docs/fidelity.md");
+  io.out("wrote core/config/data/calibrated.json, core/metrics/data/residuals.json and docs/fidelity.md");
   const outside = report.rows.filter((x) => {
     const within = Math.abs(x.error) <= x.maxError;
     return x.knownGap === undefined ? !within : within;

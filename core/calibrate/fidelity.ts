@@ -10,6 +10,8 @@
  * @module
  */
 import type { CalibratedConstant } from "../config/calibrated.ts";
+import { kindOf, predictionInterval, vendorOf } from "../metrics/intervals.ts";
+import type { MetricKind, Residual } from "../metrics/intervals.ts";
 import { alignColumns } from "../report/columns.ts";
 import type { RowPrediction } from "./loso.ts";
 import type { Registry } from "./registry.ts";
@@ -31,20 +33,6 @@ export const FIDELITY_GATE = {
   minRows: 60,
 } as const;
 
-/** Chip vendors, from a catalog name. */
-export function vendorOf(chip: string): string {
-  return /^MI\d/i.test(chip) ? "AMD" : /^(ATLAS|TEST_DEVICE)/.test(chip) ? "Huawei Ascend" : "NVIDIA";
-}
-
-/** The metric's kind: what a latency or throughput figure measures. */
-export function kindOf(metric: string): string {
-  const m = metric.toUpperCase();
-  if (m.startsWith("TTFT")) return "TTFT";
-  if (m.startsWith("TPOT") || m.startsWith("ITL")) return "TPOT/ITL";
-  if (m.startsWith("E2E") || m.startsWith("BENCHMARK_DURATION")) return "E2E";
-  return "throughput";
-}
-
 /** One compared number. */
 export interface FidelityRow {
   /** The row's id. */
@@ -62,7 +50,7 @@ export interface FidelityRow {
   /** Canonical metric name. */
   readonly metric: string;
   /** TTFT, TPOT/ITL, E2E or throughput. */
-  readonly kind: string;
+  readonly kind: MetricKind;
   /** The measured value. */
   readonly measured: number;
   /** Simulated with the constants fitted without the row's source. */
@@ -129,7 +117,29 @@ export interface FidelityReport {
   readonly counts: { readonly sources: number; readonly rigs: number; readonly allSources: number };
   /** Every calibrated constant. */
   readonly constants: readonly ReportedConstant[];
+  /**
+   * Share of held-out rows whose measured value lies within the prediction
+   * interval of their simulated one, each interval made without the row's
+   * own source's residuals, by confidence.
+   */
+  readonly coverage: ReadonlyMap<number, { readonly covered: number; readonly rows: number }>;
 }
+
+/** The held-out rows' residuals (ln simulated / measured), as core/metrics/data/residuals.json keeps them. */
+export function residualsOf(rows: readonly FidelityRow[]): Residual[] {
+  return rows.filter((r) => r.category === "held-out" && r.heldOut > 0).map((r) => ({
+    id: r.id,
+    source: r.source,
+    engine: r.engine,
+    vendor: r.vendor,
+    architecture: r.architecture,
+    kind: r.kind,
+    logRatio: Number(Math.log(r.heldOut / r.measured).toPrecision(6)),
+  }));
+}
+
+/** Confidences whose coverage the report checks. */
+export const COVERAGE_LEVELS = [0.5, 0.8, 0.9] as const;
 
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -213,7 +223,24 @@ export function fidelityReport(
       allSources: registry.sources.length,
     },
     constants,
+    coverage: coverageOf(rows),
   };
+}
+
+/** Leave-one-source-out coverage of the prediction intervals over the held-out rows. */
+function coverageOf(rows: readonly FidelityRow[]): Map<number, { covered: number; rows: number }> {
+  const residuals = residualsOf(rows);
+  const held = rows.filter((r) => r.category === "held-out" && r.heldOut > 0);
+  return new Map(COVERAGE_LEVELS.map((c) => {
+    let covered = 0, n = 0;
+    for (const r of held) {
+      const i = predictionInterval(r.heldOut, r.kind, r, c, residuals, r.source);
+      if (!i) continue;
+      n++;
+      if (r.measured >= i.low && r.measured <= i.high) covered++;
+    }
+    return [c, { covered, rows: n }];
+  }));
 }
 
 const pct = (x: number, signed = true) =>
@@ -299,6 +326,13 @@ export function formatFidelityMarkdown(r: FidelityReport, notes: FidelityNotes =
     } for every engine and chip vendor with ${g.minGroupRows} rows or more. ${
       gate.length ? `**Missed:** ${gate.join("; ")}.` : "Met."
     }`,
+    "",
+    `Prediction intervals (every simulated figure carries one: core/metrics/intervals.ts) take the quantiles of the held-out log errors of the narrowest stratum of engine, chip vendor, dense/MoE and metric kind with enough rows. Left out with its own source, each held-out row falls inside its interval: ${
+      [...r.coverage].map(([c, x]) =>
+        `${(c * 100).toFixed(0)}% interval ${x.covered} of ${x.rows} (${share(x.covered / x.rows)})`
+      )
+        .join(", ")
+    }.`,
     "",
     ...table("engine", r.by.engine),
     ...table("chip vendor", r.by.vendor),

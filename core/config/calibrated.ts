@@ -215,28 +215,6 @@ export const MODEL_CONSTANTS: readonly CalibratedConstant[] = [
       "upstream-style catalog value for HBM3 on CDNA3 before any MI300X serving run was fitted (NVIDIA parts reach 0.89-0.90; AMD's own kernels are taken a tenth lower)",
   },
   {
-    name: "nvlink.latency_us",
-    meaning:
-      "fixed latency of one collective inside an NVLink/NVSwitch node (NVIDIA catalog GPUs), beside size / bandwidth",
-    unit: "µs",
-    min: 3,
-    max: 30,
-    prior: 10,
-    priorSource:
-      "shared/reference/hardware.md: small NCCL messages on 8×H200 are latency-bound (40 GB/s bus bandwidth at 1 MiB), ~5-20 µs per collective; upstream ServingCast uses 10 µs",
-  },
-  {
-    name: "infinity_fabric.latency_us",
-    meaning:
-      "fixed latency of one collective inside an Infinity Fabric node (AMD catalog GPUs), beside size / bandwidth",
-    unit: "µs",
-    min: 3,
-    max: 40,
-    prior: 15,
-    priorSource:
-      "RCCL on a direct-connect mesh: NVLink's 5-20 µs with ROCm's higher launch and synchronization cost (launch-bound ops of 11-17 µs on MI308X, PyTorch PR #196920)",
-  },
-  {
     name: "kernel_floor_us.cuda",
     meaning:
       "the shortest time a kernel of an engine step occupies an NVIDIA GPU (in-stream launch latency, prologue, tail): a step's GPU time is at least its kernels × this",

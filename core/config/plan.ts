@@ -84,6 +84,15 @@ export interface PlanOptions {
 
 const gib = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`;
 
+/**
+ * Said (on stderr) for every run that names no engine: the generic path is
+ * upstream's model, with none of an engine's host costs, kernel tables,
+ * graph sizes or scheduling defaults, and its numbers are graded against
+ * no engine (docs/fidelity.md).
+ */
+export const GENERIC_PATH_NOTICE =
+  "note: no serving_config.engine: the generic path ignores engine host costs, kernel tables, CUDA-graph sizes and scheduling defaults; name the engine you serve with (vllm, sglang, trtllm, mindie or lmdeploy, with engine_version) for engine-aware timings";
+
 function checkTopology(cfg: LoadedConfig): void {
   const roles = new Set(cfg.groups.map((g) => g.config.pd_role));
   const bad = (role: string, rule: string) => {
@@ -131,7 +140,7 @@ function earlyRocm(p: ProfiledServing, deviceName: string): boolean {
 /**
  * The device a group runs on with the calibrated constants applied, and
  * its engine's host model. A catalog device takes the fitted HBM
- * efficiency and collective latency, the host costs of its engine build
+ * efficiency, the host costs of its engine build
  * (without an engine, the generic path keeps the catalog's), and on the ROCm
  * builds of early 2025 their MoE and MLA kernel efficiencies. A device file
  * is taken as it is (its host costs are the user's own, such as
@@ -150,8 +159,6 @@ function calibrated(
   }
   const hbm = `${d.name}.hbm_efficiency`;
   const rocm = earlyRocm(p, d.name);
-  // The fabric of a catalog GPU: Infinity Fabric on AMD Instinct, NVLink on NVIDIA (Ascend keeps upstream's).
-  const fabric = isRocm(d.name) ? "infinity_fabric" : /^(ATLAS|TEST)/.test(d.name) ? undefined : "nvlink";
   const efficiency = {
     ...d.efficiency,
     ...(hasConstant(hbm) ? { memory: c.get(hbm) } : {}),
@@ -165,7 +172,6 @@ function calibrated(
   const device: DeviceSpec = {
     ...d,
     efficiency,
-    ...(fabric ? { collectiveLatency: c.get(`${fabric}.latency_us`) * 1e-6 } : {}),
     ...(host
       ? {
         stepOverhead: host.stepUs * 1e-6,
@@ -214,6 +220,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
   const sc = common.serving_config;
   const lg = common.load_gen;
   const notices = [...cfg.notices];
+  if (sc.engine === undefined) notices.push(GENERIC_PATH_NOTICE);
   checkTopology(cfg);
   // The serving_config keys the user wrote: an engine profile fills in only the others.
   const data = cfg.commonSource.data as { serving_config?: Record<string, unknown> } | null;

@@ -6,6 +6,7 @@
  * @module
  */
 import type { RunOutput } from "../run.ts";
+import { headlineIntervals, intervalJson } from "./intervals.ts";
 import { diagnostics, pools } from "../run.ts";
 import type { PoolStats } from "../metrics/groups.ts";
 import { OVERLAP } from "../hardware/kernels.ts";
@@ -187,6 +188,7 @@ export function runJson(out: RunOutput): string {
     deployment: deploymentSection(out),
     ...poolSections(out),
     ...seriesSections(out),
+    ...intervalJson(headlineIntervals(out)),
   });
 }
 

@@ -8,7 +8,13 @@
  * "== 3900 ± 50"   "== 3900 ± 5%"    tolerance, absolute or relative
  * 3900                            exactly (a bare number)
  * {value: 3900, within: "5%"}     the mapping form of a tolerance
+ * "< 2s @ 90%"                    the bound holds at 90% confidence
  * ```
+ *
+ * With a confidence (`@ 90%` or `@ 0.9`, on `<`, `<=`, `>` and `>=`), the
+ * bound is checked against the end of the metric's prediction interval
+ * (core/metrics/intervals.ts): a real deployment stays below (or above)
+ * it with that probability, judged from the simulator's held-out errors.
  *
  * An expression is numbers and metric names (`ttft.p99`,
  * `agg.request_throughput`) joined by `+ - * /` and parentheses. A number
@@ -49,6 +55,8 @@ export interface Bound {
   readonly rhs: Expr;
   /** Accepted difference for `==`. */
   readonly tolerance?: Tolerance;
+  /** The confidence the bound must hold at (`@ 90%`), in (0, 1); absent: on the simulated value itself. */
+  readonly confidence?: number;
   /** The assertion as written, normalized. */
   readonly text: string;
 }
@@ -216,6 +224,20 @@ export function parseBound(v: unknown): Bound | string {
   if (typeof v !== "string") return `expected "<op> <expression>", got ${describeValue(v)}`;
   const long = tooLong(v);
   if (long) return long;
+  const at = /^(.*?)\s*@\s*(.*?)\s*$/.exec(v);
+  if (at) {
+    const c = /^(\d+(?:\.\d*)?|\.\d+)\s*(%?)$/.exec(at[2]);
+    const confidence = c ? Number(c[1]) / (c[2] ? 100 : 1) : NaN;
+    if (!(confidence > 0.5 && confidence < 1)) {
+      return `expected a confidence above 50% and below 100% after '@' (as in "< 2s @ 90%"), got ${
+        describeValue(at[2])
+      }`;
+    }
+    const b = parseBound(at[1]);
+    if (typeof b === "string") return b;
+    if (b.op === "==") return "a confidence ('@') goes with <, <=, > or >=";
+    return { ...b, confidence, text: `${b.text} @ ${Number((confidence * 100).toPrecision(6))}%` };
+  }
   const m =
     /^\s*(<=|>=|==|<|>)?\s*(.*?)\s*(?:±\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%|us|µs|ms|min|h|s)?)?\s*$/
       .exec(v);

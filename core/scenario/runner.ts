@@ -19,6 +19,8 @@ import { KEEP_UP_TOLERANCE } from "../metrics/load.ts";
 import type { LoadStats } from "../metrics/load.ts";
 import { runLoaded } from "../run.ts";
 import { overloadSummary } from "../report/diagnostics.ts";
+import { intervalContext } from "../report/intervals.ts";
+import { kindOf, predictionBound, RESIDUALS } from "../metrics/intervals.ts";
 import type { RunOutput } from "../run.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import type { Calibration } from "../config/calibrated.ts";
@@ -262,10 +264,27 @@ function judgedIndex(n: number, worse: (i: number, j: number) => number, quantil
   return order[Math.min(n - 1, Math.max(0, Math.floor((1 - quantile) * (n - 1) + 1e-9)))];
 }
 
+/**
+ * The value an assertion judges: the metric itself, or with a confidence
+ * (`< 2s @ 90%`) the end of its prediction interval that the bound faces
+ * (NaN when the run has none: no engine named, or too few held-out rows).
+ */
+function judgedValue(a: ScenarioAssertion, out: RunOutput): number {
+  const simulated = a.metric.read(out.summary);
+  const c = a.bound.confidence;
+  if (c === undefined) return simulated;
+  const context = intervalContext(out);
+  if (!context || !(simulated > 0)) return NaN;
+  const side = a.bound.op === "<" || a.bound.op === "<=" ? "upper" : "lower";
+  return predictionBound(simulated, kindOf(a.metric.name), context, c, side, RESIDUALS) ?? NaN;
+}
+
 /** One assertion judged across seeds. */
 interface Judged {
   /** The judged seed's value. */
   readonly actual: number;
+  /** The judged seed's simulated value (= `actual` without a confidence). */
+  readonly simulated: number;
   /** The bound's value for that seed. */
   readonly expected: number;
   /** Whether the judged seed meets the bound (and keeps up, for a gated latency). */
@@ -293,11 +312,13 @@ function judge(
   gate = true,
 ): Judged {
   const per = outs.map((out, i) => {
-    const actual = a.metric.read(out.summary);
+    const simulated = a.metric.read(out.summary);
+    const actual = judgedValue(a, out);
     const expected = evalExpr(a.bound.rhs, lookups[i]);
     const overload = gate && gated(a) ? overloadNote(out) : "";
     return {
       actual,
+      simulated,
       expected,
       overload,
       pass: holds(a.bound, actual, expected) && !overload,
@@ -332,9 +353,18 @@ function check(
   const j = judge(s, a, outs, lookups);
   const literal = a.bound.rhs.kind === "num";
   const loc = a.location;
+  const c = a.bound.confidence;
+  const side = a.bound.op === "<" || a.bound.op === "<=" ? "upper" : "lower";
+  const got = c === undefined
+    ? show(j.actual)
+    : Number.isNaN(j.actual)
+    ? `no ${(c * 100).toFixed(0)}% bound: ${
+      intervalContext(outs[j.index]) ? "too few held-out rows in its strata" : "the run names no engine"
+    } (simulated ${show(j.simulated)})`
+    : `${show(j.actual)}, the ${side} end of its ${(c * 100).toFixed(0)}% interval (simulated ${show(j.simulated)})`;
   const message = `${loc.file}:${loc.line}:${loc.col}: ${prefix}${a.key}: expected ${a.metric.name} ${a.bound.text}${
     literal ? "" : ` (= ${show(j.expected)})`
-  }, got ${show(j.actual)}${spread(s, j.values)}${j.pass ? "" : hint}${j.overload && !j.pass ? `; ${j.overload}` : ""}`;
+  }, got ${got}${spread(s, j.values)}${j.pass ? "" : hint}${j.overload && !j.pass ? `; ${j.overload}` : ""}`;
   return { name: `${prefix}${a.key} ${a.bound.text}`, pass: j.pass, message, actual: j.actual, values: j.values };
 }
 

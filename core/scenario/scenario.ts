@@ -368,6 +368,12 @@ function parseAssertions(
     if (typeof bound === "string") src.fail([at, key], bound);
     const mismatch = derived ? undefined : unitMismatch(bound.rhs, metric.unit);
     if (mismatch) src.fail([at, key], mismatch);
+    if (bound.confidence !== undefined && (derived || !["s", "req/s", "tok/s"].includes(metric.unit))) {
+      src.fail(
+        [at, key],
+        `a confidence ('@') goes with a latency or a throughput, whose prediction intervals are known; ${metric.name} is not one`,
+      );
+    }
     for (const ref of exprRefs(bound.rhs)) {
       if (!refOk(ref)) src.fail([at, key], `unknown metric '${clip(ref)}' in the expression`);
     }
