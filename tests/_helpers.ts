@@ -6,7 +6,6 @@
  */
 
 import denoJson from "../deno.json" with { type: "json" };
-import type { FileSystem } from "../core/config/load.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
 
 // The command line (cli.ts) and `deno task check` (scenarios/check.ts) are imported when a test first runs them, not
@@ -99,16 +98,8 @@ export function writeTemp(files: Record<string, string>): string {
   return dir;
 }
 
-/** A file system over an in-memory map of path → text (no folders). */
-export function memoryFs(files: Record<string, string>): FileSystem {
-  return {
-    readText: (p) => {
-      if (!Object.hasOwn(files, p)) throw new Deno.errors.NotFound(p);
-      return files[p];
-    },
-    isDirectory: () => false,
-  };
-}
+/** A file system over an in-memory map of path → text (no folders): core/calibrate/_memory_fs.ts's, which core's own tests use. */
+export { memoryFs } from "../core/calibrate/_memory_fs.ts";
 
 /** A minimal valid instance file. */
 export const INSTANCE_OK = `instance_groups:

@@ -14,7 +14,7 @@ Deno.test("deno task sim with no arguments runs the bundled example and says wha
   assert.match(run.stdout, /\n======== Overall Summary ========\ntotal_requests|benchmark_duration\(s\)/);
   assert.match(
     run.stderr,
-    /^Simulated meta-llama\/Llama-3\.1-8B-Instruct \(8\.0B, DISABLED\) on 2 instances of 1 × H100_SXM_80G \(TP1, [\d,]+ KV tokens per engine\): 2 engines, 1000 requests of 1024 in \/ 256 out at 16 req\/s poisson, [\d.]+ s simulated in [\d.]+ s wall\n$/,
+    /^note: no serving_config\.engine: the generic path ignores engine host costs, kernel tables, CUDA-graph sizes and scheduling defaults; name the engine you serve with \(vllm, sglang, trtllm, mindie or lmdeploy, with engine_version\) for engine-aware timings\nSimulated meta-llama\/Llama-3\.1-8B-Instruct \(8\.0B, DISABLED\) on 2 instances of 1 × H100_SXM_80G \(TP1, [\d,]+ KV tokens per engine\): 2 engines, 1000 requests of 1024 in \/ 256 out at 16 req\/s poisson, [\d.]+ s simulated in [\d.]+ s wall\n$/,
   );
 });
 
@@ -121,6 +121,9 @@ Deno.test("cli prints one notice for upstream estimator knobs", async () => {
   const notes = run.stderr.split("\n").filter((l) => l.startsWith("note:"));
   assert.deepEqual(notes, [
     `note: ${dir}c.yaml: upstream estimator settings have no effect here and are ignored: do_compile, predict_steps`,
+    "note: no serving_config.engine: the generic path ignores engine host costs, kernel tables, CUDA-graph sizes " +
+    "and scheduling defaults; name the engine you serve with (vllm, sglang, trtllm, mindie or lmdeploy, with " +
+    "engine_version) for engine-aware timings",
   ]);
 });
 

@@ -9,6 +9,10 @@ import { runFiles } from "../core/run.ts";
 import { runJson } from "../core/report/run_json.ts";
 import { InputError } from "../core/config/errors.ts";
 import { memoryFs } from "./_helpers.ts";
+import { calibration } from "../core/config/engine_profiles.ts";
+
+/** A calibrated constant as runs read it (core/config/data/calibrated.json, or its prior when no source pins it). */
+const constant = (name: string) => calibration().get(name);
 
 const TP2 = `instance_groups:
   - {num_instances: 1, num_devices_per_instance: 2, device_type: H100_SXM_80G, pd_role: both}
@@ -71,16 +75,22 @@ Deno.test("a vLLM profile times the engine with vLLM's kernel tables and its ver
   const v1 = run(SMALL(", engine: vllm, engine_version: 0.10.0"));
   const doc = JSON.parse(runJson(v1)).deployment[0];
   assert.match(doc.engine_profile.kernel_tables, /AIConfigurator vllm 0\.24\.0/);
-  assert.equal(doc.engine_profile.host_costs.stepUs, 1970);
-  assert.equal(doc.overheads_us.step, 1970);
-  assert.equal(doc.overheads_us.per_sequence, 75);
-  // V0 records carry their own.
+  // vLLM 0.10's step and per-sequence costs are the constants fitted to the vllm-0.10 pin's sources.
+  assert.equal(doc.engine_profile.host.pin, "vllm-0.10");
+  assert.equal(doc.overheads_us.step, constant("host.vllm-0.10.step_us"));
+  assert.equal(doc.overheads_us.per_sequence, constant("host.vllm-0.10.seq_us"));
+  assert.equal(doc.engine_profile.host.launch, "graphs");
+  // V0 (0.6.x) has a pin of its own, several times V1's step cost (V0's scheduler and Python-side prepare).
   const v0 = JSON.parse(runJson(run(SMALL(", engine: vllm, engine_version: 0.6.3")))).deployment[0];
-  assert.equal(v0.overheads_us.step, 8300);
-  // TensorRT-LLM has kernel tables but no calibrated host costs: the device's 500 µs stays.
+  assert.equal(v0.engine_profile.host.pin, "vllm-0.6");
+  assert.equal(v0.overheads_us.step, constant("host.vllm-0.6.step_us"));
+  assert.ok(v0.overheads_us.step > 2 * doc.overheads_us.step, `${v0.overheads_us.step} vs ${doc.overheads_us.step}`);
+  // TensorRT-LLM: no public run pins a release, so its family prior (400 µs a step, a compiled engine) applies.
   const trt = JSON.parse(runJson(run(SMALL(", engine: trtllm")))).deployment[0];
   assert.match(trt.engine_profile.kernel_tables, /trtllm/);
-  assert.equal(trt.overheads_us.step, 500);
+  assert.equal(trt.engine_profile.host.pin, undefined);
+  assert.equal(Math.round(trt.overheads_us.step), 400);
+  assert.match(trt.engine_profile.host.source, /family prior/);
   // A device file is the user's own measurement: its step cost wins over the profile's.
   const fs = memoryFs({
     "i.yaml": `instance_groups:
@@ -115,9 +125,10 @@ serving_config: {max_concurrency: 200, block_size: 16, engine: vllm, engine_vers
   const ten = run(common(10));
   const tpot = (o: ReturnType<typeof run>) => o.summary.perMetric["TPOT(s)"].MEDIAN;
   const ttft = (o: ReturnType<typeof run>) => o.summary.perMetric["TTFT(s)"].MEDIAN;
-  // vLLM V0's 8.3 ms step cost: every decode step pays it at 1 step per pass, one step in ten at 10.
+  // vLLM V0's step cost: every decode step pays it at 1 step per pass, one step in ten at 10.
+  const step = constant("host.vllm-0.6.step_us") / 1e6;
   const saved = tpot(one) - tpot(ten);
-  assert.ok(saved > 0.8 * 0.9 * 8.3e-3 && saved < 1.1 * 8.3e-3, `TPOT saved ${saved}`);
+  assert.ok(saved > 0.8 * 0.9 * step && saved < 1.1 * step, `TPOT saved ${saved}, step ${step}`);
   // A request arriving mid-window waits for the window to end before its prefill.
   assert.ok(ttft(ten) > ttft(one) + 0.01, `TTFT ${ttft(one)} -> ${ttft(ten)}`);
   assert.equal(ten.summary.overall.total_requests, one.summary.overall.total_requests);
@@ -140,10 +151,11 @@ serving_config: {max_concurrency: 10, block_size: 16, engine: vllm, engine_versi
     return (r.finish[1] - r.arrival[1]) / 1e6;
   };
   // The first request's window (3 decode steps, one host cost) ends when it finishes. The second
-  // request, a second later, opens a window of its own and pays the 8.3 ms step cost once: its
-  // three decode steps cost 8.3 ms less in all than at one step per pass, not 3 x 8.3 ms less.
+  // request, a second later, opens a window of its own and pays V0's step cost once: its three
+  // decode steps cost two step costs less in all than at one step per pass, not three.
+  const step = constant("host.vllm-0.6.step_us") / 1e6;
   const saved = e2e(1) - e2e(10);
-  assert.ok(saved > 1.5 * 8.3e-3 && saved < 2.5 * 8.3e-3, `saved ${saved}`);
+  assert.ok(saved > 1.5 * step && saved < 2.5 * step, `saved ${saved}, step ${step}`);
 });
 
 Deno.test("a per-request latency (request_overhead_us, SGLang 0.4's profile) delays each request before the engine sees it", () => {
@@ -160,7 +172,31 @@ serving_config: {max_concurrency: 10, block_size: 16}
       .summary.perMetric["TTFT(s)"].MEDIAN;
   // Requests 5 s apart never queue: the latency adds to TTFT exactly.
   assert.ok(Math.abs(ttft("request_overhead_us: 30000\n") - ttft("") - 0.03) < 1e-6);
-  // The SGLang 0.4 profile carries the latency fitted to its calibration set.
+  // The SGLang 0.4.0 pin carries the per-request latency fitted to its calibration set.
   const sg = JSON.parse(runJson(run(SMALL(", engine: sglang, engine_version: 0.4.0")))).deployment[0];
-  assert.equal(sg.overheads_us.per_request, 51_000);
+  assert.equal(sg.overheads_us.per_request, constant("host.sglang-0.4.0.request_us"));
+});
+
+Deno.test("a run without an engine says once that the generic path ignores engine costs; naming one silences it", () => {
+  const notices = (serving: string) => run(SMALL(serving)).plan.notices.filter((n) => /generic path/.test(n));
+  assert.deepEqual(notices(""), [
+    "note: no serving_config.engine: the generic path ignores engine host costs, kernel tables, CUDA-graph sizes " +
+    "and scheduling defaults; name the engine you serve with (vllm, sglang, trtllm, mindie or lmdeploy, with " +
+    "engine_version) for engine-aware timings",
+  ]);
+  assert.deepEqual(notices(", engine: vllm"), []);
+});
+
+Deno.test("serving_config.api_server: false (an in-process benchmark) drops the API server's per-request latency", () => {
+  const ttft = (serving: string) => run(SMALL(serving)).summary.perMetric["TTFT(s)"].MEDIAN;
+  const e = run(SMALL(", engine: sglang, engine_version: 0.4.0")).plan.input.engines[0];
+  // Engine time is integer microseconds.
+  assert.equal(e.requestDelay, Math.round(constant("host.sglang-0.4.0.request_us")));
+  const off = run(SMALL(", engine: sglang, engine_version: 0.4.0, api_server: false")).plan.input.engines[0];
+  assert.equal(off.requestDelay ?? 0, 0);
+  // 20 requests at 10 req/s: TTFT falls by about the latency.
+  const d = ttft(", engine: sglang, engine_version: 0.4.0") -
+    ttft(", engine: sglang, engine_version: 0.4.0, api_server: false");
+  const delay = e.requestDelay! / 1e6;
+  assert.ok(Math.abs(d - delay) < 0.3 * delay, `${d} s vs ${delay} s`);
 });

@@ -2,10 +2,10 @@
  * `known_gap` on a measurement is a strict expected failure: the
  * measurement passes only while its error stays outside its band, and fails
  * with "known gap closed" once the simulator comes within it. The fidelity
- * report still counts the row and marks it.
+ * report still counts the row and marks it (tests/fidelity_doc_test.ts).
  */
 import assert from "node:assert/strict";
-import { fidelityReport, formatFidelityMarkdown, loadScenario, runScenario } from "../core/scenario/mod.ts";
+import { loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { COMMON_OK, INSTANCE_OK, writeTemp } from "./_helpers.ts";
 
 /** A scenario file measuring the median TPOT at `value` within ±10%, with or without a known gap. */
@@ -59,21 +59,6 @@ Deno.test("known_gap: passes only while the error is outside its band, and fails
     closed.measurements[0].message,
     /inside_gap\.yaml:\d+:\d+: measured\[0\]: known gap closed: error 0\.0% is now within ±10%; remove known_gap/,
   );
-
-  // The fidelity report counts the known-gap rows like any other and marks them.
-  const report = fidelityReport([outside, gap, closed]);
-  assert.equal(report.rows.length, 3);
-  assert.deepEqual(report.rows.map((r) => r.knownGap), [
-    undefined,
-    "the model is too fast here",
-    "the model was too fast here",
-  ]);
-  assert.equal(report.medianAbsError, 0.5);
-  const doc = formatFidelityMarkdown(report);
-  assert.match(doc, /2 of the cases are known gaps/);
-  assert.match(doc, /\| ±10% \| \[1\] \| test \|/);
-  assert.match(doc, /\| ±10% \| {2}\| test \|/);
-  assert.match(doc, /^1\. .* TPOT\(s\)\.MEDIAN: the model is too fast here$/m);
 });
 
 Deno.test("known_gap: an empty reason is bad input at its line", () => {

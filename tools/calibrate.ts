@@ -15,7 +15,7 @@
  */
 import { InputError } from "../core/config/errors.ts";
 import { denoFileSystem } from "../core/config/load.ts";
-import { calibrate, DEFAULT_FIT, deviceFileText, FIT_PARAMETERS } from "../core/calibrate/fit.ts";
+import { atBounds, calibrate, DEFAULT_FIT, deviceFileText, FIT_PARAMETERS } from "../core/calibrate/fit.ts";
 import type { CalibrationResult, FitParameter } from "../core/calibrate/fit.ts";
 import { expandScenarioPaths, loadManifest } from "../core/calibrate/manifest.ts";
 import type { ScenarioManifest } from "../core/calibrate/manifest.ts";
@@ -41,18 +41,74 @@ const USAGE = [
   "  --output DIR        where to write the device files (default .)",
   "  -h, --help          show this help and exit",
   "",
-  "Exit codes: 0 written; 2 bad input.",
+  "Every point's error is printed before (with the values the deployment runs with: the catalog device with its",
+  "engine profile's host costs), fitted, and held out; a constant that ends at an end of its range is a warning.",
+  "",
+  "Exit codes: 0 written; 1 a fit made its own points worse (not written); 2 bad input.",
 ].join("\n");
 
 /** One line on stderr for a bad argument; exit 2. */
 const HINT = "(deno task calibrate --help)";
 
+/** A fitted constant in its unit. */
+const shown = (p: string, v: number) => (p.endsWith("_overhead") ? `${(v * 1e6).toFixed(0)} µs` : v.toFixed(3));
+
+/** A warning line per fitted constant at an end of its range. */
+function boundLines(r: CalibrationResult, what: string): string[] {
+  return atBounds(r).map((b) =>
+    `warning: ${what}: ${b.parameter} fitted to ${shown(b.parameter, b.value)}, at the ${b.bound} of its range (${
+      shown(b.parameter, b.min)
+    } to ${
+      shown(b.parameter, b.max)
+    }): the measurements want a value the range does not allow, so the model lacks something this constant stands in for`
+  );
+}
+
+/** Each measured figure's error before (the values the deployment runs with), after and held out. */
+function pointLines(r: CalibrationResult, name: (source: string) => string): string[] {
+  const rows = r.errors.map((e) => [`${name(e.source)} ${e.metric}`, e]) as [string, (typeof r.errors)[number]][];
+  const width = Math.max(11, ...rows.map(([n]) => n.length));
+  return [
+    `  ${"point metric".padEnd(width)}  before (as run)   fitted  held-out`,
+    ...rows.map(([n, e]) =>
+      `  ${n.padEnd(width)}  ${signed(e.before).padStart(15)}  ${signed(e.after).padStart(7)}  ${
+        (e.heldOut !== undefined ? signed(e.heldOut) : "-").padStart(8)
+      }`
+    ),
+  ];
+}
+
+/**
+ * Why a fit is not written: it makes its own training points worse, by the
+ * measure it minimizes (the root mean square of ln(simulated / measured));
+ * a fit that trades a few points' error for the others' can move the
+ * median either way.
+ */
+function worse(r: CalibrationResult): string | undefined {
+  return r.rmsAfter > r.rmsBefore * (1 + 1e-9)
+    ? `the fit makes its own points worse (rms log error ${r.rmsBefore.toFixed(3)} before, ${
+      r.rmsAfter.toFixed(3)
+    } after; median |error| ${pct(r.errorBefore)} before, ${pct(r.errorAfter)} after): not written`
+    : undefined;
+}
+
+/** The error lines of a fit: median |error| and the rms log error it minimizes, before and after. */
+function errorLines(r: CalibrationResult): string[] {
+  return [
+    `  median |error|: ${pct(r.errorBefore)} before, ${pct(r.errorAfter)} after`,
+    `  rms log error (what the fit minimizes): ${r.rmsBefore.toFixed(3)} before, ${r.rmsAfter.toFixed(3)} after`,
+  ];
+}
+
 /** The constants before and after, one line each. */
 function constantLines(r: CalibrationResult): string[] {
-  const show = (p: string, v: number) => (p.endsWith("_overhead") ? `${(v * 1e6).toFixed(0)} µs` : v.toFixed(3));
   return FIT_PARAMETERS.map((p) =>
-    `  ${p.padEnd(14)} ${show(p, r.start[p]).padStart(8)} -> ${show(p, r.fitted[p]).padStart(8)}${
-      r.parameters.includes(p) ? "" : "  (not fitted)"
+    `  ${p.padEnd(14)} ${shown(p, r.start[p]).padStart(8)} -> ${shown(p, r.fitted[p]).padStart(8)}${
+      r.parameters.includes(p)
+        ? ""
+        : r.noEffect.includes(p)
+        ? "  (not fitted: it moves none of these points)"
+        : "  (not fitted)"
     }`
   );
 }
@@ -63,10 +119,17 @@ function runManifest(file: string): number {
   const r = calibrate(m.setup, m.runs, { parameters: m.parameters, folds: m.folds, iterations: m.iterations });
   io.out(`calibrated ${m.setup.device.name} on ${m.runs.length} runs (${r.points} measured figures)`);
   for (const line of constantLines(r)) io.out(line);
-  io.out(`  median |error|: ${pct(r.errorBefore)} before, ${pct(r.errorAfter)} after`);
+  for (const line of pointLines(r, (s) => s.replace(/^.*[\\/]/, ""))) io.out(line);
+  for (const line of errorLines(r)) io.out(line);
   const cv = r.crossValidation;
   if (cv) {
     io.out(`  ${cv.folds}-fold cross-validated: ${pct(cv.before)} uncalibrated, ${pct(cv.after)} calibrated`);
+  } else io.out("  one run: nothing to hold out, so no cross-validated figure");
+  for (const line of boundLines(r, m.setup.device.name)) io.err(line);
+  const refused = worse(r);
+  if (refused) {
+    io.err(`calibrate: ${refused}`);
+    return 1;
   }
   const header = [
     `${m.setup.device.name} calibrated by \`deno task calibrate ${m.file}\` on ${m.runs.length} measured runs.`,
@@ -96,32 +159,23 @@ function runScenarios(m: Omit<ScenarioManifest, "kind" | "file"> & { readonly ho
     ...(m.maxRequests !== undefined ? { maxRequests: m.maxRequests } : {}),
   });
   Deno.mkdirSync(m.outputDir, { recursive: true });
+  let status = 0;
   for (const d of r.devices) {
     const res = d.result;
     const cv = res.crossValidation;
-    if (!d.fitted) {
-      io.out(
-        `${d.group}: ${d.cases.length} scenario(s), fewer than the ${m.folds ?? 5} folds: not fitted (median |error| ${
-          pct(res.errorBefore)
-        } with the values it runs with)`,
-      );
-      continue;
-    }
     io.out(`calibrated ${d.group} on ${d.cases.length} scenarios (${res.points} measured figures)`);
     for (const line of constantLines(res)) io.out(line);
-    const width = Math.max(...res.errors.map((e) => `${e.source.replace(/^.*[\\/]/, "")} ${e.metric}`.length));
-    io.out(`  ${"case metric".padEnd(width)}  uncalibrated  fitted  held-out`);
-    for (const e of res.errors) {
-      const name = `${e.source.replace(/^.*[\\/]/, "")} ${e.metric}`;
-      io.out(
-        `  ${name.padEnd(width)}  ${signed(e.before).padStart(12)}  ${signed(e.after).padStart(6)}  ${
-          (e.heldOut !== undefined ? signed(e.heldOut) : "-").padStart(8)
-        }`,
-      );
-    }
-    io.out(`  median |error|: ${pct(res.errorBefore)} before, ${pct(res.errorAfter)} after`);
+    for (const line of pointLines(res, (src) => src.replace(/^.*[\\/]/, ""))) io.out(line);
+    for (const line of errorLines(res)) io.out(line);
     if (cv) {
       io.out(`  ${cv.folds}-fold cross-validated: ${pct(cv.before)} uncalibrated, ${pct(cv.after)} calibrated`);
+    } else io.out("  one scenario: nothing to hold out, so no cross-validated figure");
+    for (const line of boundLines(res, d.group)) io.err(line);
+    const refused = worse(res);
+    if (refused) {
+      io.err(`calibrate: ${d.group}: ${refused}`);
+      status = 1;
+      continue;
     }
     const out = `${m.outputDir.replace(/\/$/, "")}/${d.group.replace(/[^A-Za-z0-9._-]+/g, "_")}.calibrated.yaml`;
     const header = [
@@ -141,7 +195,7 @@ function runScenarios(m: Omit<ScenarioManifest, "kind" | "file"> & { readonly ho
       r.crossValidated !== undefined ? `, ${pct(r.crossValidated)} cross-validated` : ""
     }`,
   );
-  return 0;
+  return status;
 }
 
 /** `--scenarios A B … --engine vllm …` */

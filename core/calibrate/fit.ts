@@ -71,6 +71,42 @@ const ABSOLUTE: Partial<Record<FitParameter, { unit: number; max: number }>> = {
   request_overhead: { unit: REQUEST_OVERHEAD_UNIT, max: REQUEST_OVERHEAD_MAX },
 };
 
+/** The range a fit keeps a constant in: its lower and upper bound, from its starting value. */
+export function boundsOf(p: FitParameter, start: FitValues): { readonly min: number; readonly max: number } {
+  const abs = ABSOLUTE[p];
+  if (abs) return { min: 0, max: abs.max * abs.unit };
+  return { min: start[p] / FIT_RANGE, max: Math.min(1, start[p] * FIT_RANGE) };
+}
+
+/**
+ * The fitted constants that ended at an end of their range (within 0.01% of
+ * it: the fit clamps a constant that wants to go further exactly there), a
+ * warning: the data want more than the range allows.
+ */
+export function atBounds(r: CalibrationResult): AtBound[] {
+  return r.parameters.flatMap((p): AtBound[] => {
+    const { min, max } = boundsOf(p, r.start);
+    const v = r.fitted[p];
+    const tol = 1e-4 * (max - min);
+    const bound = v <= min + tol ? "min" : v >= max - tol ? "max" : undefined;
+    return bound ? [{ parameter: p, value: v, bound, min, max }] : [];
+  });
+}
+
+/** A fitted constant at an end of its range. */
+export interface AtBound {
+  /** The constant. */
+  readonly parameter: FitParameter;
+  /** Its fitted value. */
+  readonly value: number;
+  /** Which end. */
+  readonly bound: "min" | "max";
+  /** Its range. */
+  readonly min: number;
+  /** Its range. */
+  readonly max: number;
+}
+
 /** The deployment the measurements ran on. */
 export interface CalibrationSetup {
   /** Instance sources (their groups all run on one device type). */
@@ -332,6 +368,30 @@ class Simulations {
   }
 }
 
+/** Root mean square of ln(simulated / measured): what the fit minimizes. */
+const rmsLog = (errors: readonly number[]) =>
+  Math.sqrt(errors.reduce((s, e) => s + (e > -1 ? Math.log(1 + e) : 50) ** 2, 0) / Math.max(1, errors.length));
+
+/**
+ * The constants among `params` that move no point at all (a run timed by an
+ * engine's measured kernel tables ignores the device's efficiencies, for
+ * one): each moved a quarter of its range from the start, every point
+ * simulated again.
+ */
+function withoutEffect(
+  sims: Simulations,
+  start: FitValues,
+  params: readonly FitParameter[],
+  points: readonly Point[],
+): FitParameter[] {
+  const base = points.map((p) => sims.value(start, p));
+  return params.filter((p) => {
+    const { min, max } = boundsOf(p, start);
+    const moved = { ...start, [p]: start[p] + 0.25 * (max - min) <= max ? start[p] + 0.25 * (max - min) : min };
+    return points.every((q, i) => sims.value(moved, q) === base[i]);
+  });
+}
+
 /** Median |simulated / measured − 1|. */
 const medianAbs = (errors: readonly number[]) => quantileSorted(errors.map(Math.abs).sort((a, b) => a - b), 0.5);
 
@@ -373,7 +433,9 @@ function fitOn(
       minValues: params.map((p) => (ABSOLUTE[p] ? 0 : 1 / FIT_RANGE)),
       maxValues: params.map((p) => ABSOLUTE[p]?.max ?? Math.min(FIT_RANGE, 1 / start[p])),
       gradientDifference: 0.02,
-      damping: 1,
+      // Small: a host cost moves a step by a few percent of itself, so its gradient is small and a damping of 1
+      // would hold it still; the damping adapts (×11 up on a step that fails, ÷9 down on one that helps).
+      damping: 1e-2,
       maxIterations: iterations,
       errorTolerance: 1e-6,
     },
@@ -411,6 +473,12 @@ export interface CalibrationResult {
   readonly errorBefore: number;
   /** … with the fitted values. */
   readonly errorAfter: number;
+  /** Root mean square of ln(simulated / measured) over every point with the catalog values: what the fit minimizes. */
+  readonly rmsBefore: number;
+  /** … with the fitted values. */
+  readonly rmsAfter: number;
+  /** Constants asked for that move no point (not fitted; they keep their values). */
+  readonly noEffect: readonly FitParameter[];
   /** k-fold cross-validation: median |error| of held-out points, uncalibrated and fitted on the other folds. */
   readonly crossValidation?: { readonly folds: number; readonly before: number; readonly after: number };
   /** Every compared figure. */
@@ -476,14 +544,18 @@ export function calibrateTargets(
   targets: readonly FitTarget[],
   options: CalibrateOptions = {},
 ): CalibrationResult {
-  const params = options.parameters ?? DEFAULT_FIT;
-  if (params.length === 0) return unfitted(device, targets);
+  const asked = options.parameters ?? DEFAULT_FIT;
+  if (asked.length === 0) return unfitted(device, targets);
   const iterations = options.iterations ?? FIT_ITERATIONS;
   const sims = new Simulations(targets);
   const start = deviceValues(device);
   const all = targets.map((_, i) => i);
   const points = pointsOf(targets, all);
+  const noEffect = withoutEffect(sims, start, asked, points);
+  const params = asked.filter((p) => !noEffect.includes(p));
+  if (params.length === 0) return { ...unfitted(device, targets), noEffect };
   const fitted = fitOn(sims, start, params, all, iterations);
+  // With fewer targets than folds, every target is its own fold (leave one out); one target has nothing to hold out.
   const k = Math.min(options.folds ?? 5, targets.length);
   const heldOut = new Map<string, number>();
   let crossValidation: CalibrationResult["crossValidation"];
@@ -520,6 +592,9 @@ export function calibrateTargets(
     points: points.length,
     errorBefore: medianAbs(before),
     errorAfter: medianAbs(after),
+    rmsBefore: rmsLog(before),
+    rmsAfter: rmsLog(after),
+    noEffect,
     ...(crossValidation ? { crossValidation } : {}),
     errors,
   };
@@ -541,6 +616,9 @@ function unfitted(device: DeviceSpec, targets: readonly FitTarget[]): Calibratio
     points: points.length,
     errorBefore: medianAbs(before),
     errorAfter: medianAbs(before),
+    rmsBefore: rmsLog(before),
+    rmsAfter: rmsLog(before),
+    noEffect: [],
     errors: points.map((p, i): PointError => ({
       source: targets[p.target].source,
       metric: targets[p.target].measured[p.metric].metric,

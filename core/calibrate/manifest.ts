@@ -32,6 +32,7 @@
  */
 import { z } from "zod";
 import { loadConfigSources, readYaml, resolveFrom } from "../config/load.ts";
+import { buildPlan } from "../config/plan.ts";
 import type { FileSystem } from "../config/load.ts";
 import type { YamlSource } from "../config/source.ts";
 import { mapping, nonNegativeInt } from "../config/schema.ts";
@@ -205,7 +206,9 @@ export function loadManifest(file: string, fs: FileSystem): Manifest | ScenarioM
   const instances = instancePaths.map((p) => readYaml(p, fs));
   const commonSrc = readYaml(rel(commonConfig), fs);
   const cfg = loadConfigSources(instances, commonSrc, fs);
-  const device = cfg.groups[0].device;
+  // The device as the deployment runs it: with its engine profile's host costs and the calibrated constants, the
+  // values a fit starts from and its "before" figures are those of a plain run.
+  const device = buildPlan(cfg).groups[0].device;
   cfg.groups.forEach((g, i) => {
     if (g.device.name !== device.name) {
       src.fail(

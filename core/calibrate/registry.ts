@@ -168,7 +168,7 @@ export function collectRows(
     const underFit = file.startsWith(fitDir.endsWith("/") ? fitDir : `${fitDir}/`);
     for (const [index, m] of scenario.measured.entries()) {
       const at = (msg: string): never => {
-        throw new InputError(m.location, `measured[${index}]: ${msg}`);
+        throw new InputError(m.location, msg);
       };
       if (m.id === undefined) at("every measured row of the project names its 'id'");
       if (m.rig === undefined) at(`'${m.id}' names no 'rig' (one of ${registry.file})`);

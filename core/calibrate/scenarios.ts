@@ -212,7 +212,7 @@ export interface DeviceCalibration {
   readonly group: string;
   /** Its cases, in the order given. */
   readonly cases: readonly ScenarioCase[];
-  /** False when it has fewer cases than the folds: not fitted, its cases predicted by the values it runs with. */
+  /** Always true: a device with fewer cases than the folds is cross-validated leaving one case out. */
   readonly fitted: boolean;
   /** The fit, its errors and cross-validation. */
   readonly result: CalibrationResult;
@@ -285,23 +285,14 @@ export function calibrateScenarios(
   if (cases.length === 0) throw new InputError({ file: "(scenarios)" }, "no scenario to calibrate on");
   const byDevice = new Map<string, ScenarioCase[]>();
   for (const c of cases) byDevice.set(c.group, [...(byDevice.get(c.group) ?? []), c]);
-  // k-fold cross-validation needs k cases: a group with fewer is not fitted (its cases are predicted by
-  // the values it runs with), so that nothing is fitted that cannot be checked on cases it was not fitted to.
-  const k = options.folds ?? 5;
-  const devices = [...byDevice.values()].map((cs): DeviceCalibration => {
-    const skip = k >= 2 && cs.length < k;
-    return {
-      device: cs[0].device,
-      group: cs[0].group,
-      cases: cs,
-      fitted: !skip,
-      result: calibrateTargets(
-        cs[0].device,
-        cs.map((c) => scenarioTarget(c, fs, options)),
-        skip ? { ...options, parameters: [] } : options,
-      ),
-    };
-  });
+  // k-fold cross-validation over a device's cases; with fewer cases than folds, leave one case out.
+  const devices = [...byDevice.values()].map((cs): DeviceCalibration => ({
+    device: cs[0].device,
+    group: cs[0].group,
+    cases: cs,
+    fitted: true,
+    result: calibrateTargets(cs[0].device, cs.map((c) => scenarioTarget(c, fs, options)), options),
+  }));
   const errors = devices.flatMap((d) => d.result.errors);
   const cv = (options.folds ?? 5) >= 2;
   return {

@@ -215,6 +215,29 @@ export const MODEL_CONSTANTS: readonly CalibratedConstant[] = [
       "upstream-style catalog value for HBM3 on CDNA3 before any MI300X serving run was fitted (NVIDIA parts reach 0.89-0.90; AMD's own kernels are taken a tenth lower)",
   },
   {
+    name: "ascend_910.hbm_efficiency",
+    meaning:
+      "fraction of HBM bandwidth that an engine's streaming kernels reach on an Ascend 910B/910C die (Atlas 800 A2, A3), engine runs only: the generic path keeps upstream's profile",
+    unit: "fraction",
+    // A weight-streaming kernel below 0.4 of HBM bandwidth is no longer a bandwidth effect but some other cost.
+    min: 0.4,
+    max: 0.9,
+    prior: 0.6,
+    priorSource:
+      "upstream ServingCast's Atlas 800 A2/A3 device profiles (memory efficiency 0.6; shared/reference/hardware.md)",
+  },
+  {
+    name: "ascend_910.matmul_efficiency",
+    meaning:
+      "fraction of the matrix-unit peak that an engine's GEMMs and prefill attention reach on an Ascend 910B/910C die, engine runs only",
+    unit: "fraction",
+    min: 0.15,
+    max: 0.95,
+    prior: 0.7,
+    priorSource:
+      "upstream ServingCast's Atlas 800 A2/A3 profiles (compute efficiency 0.7); a single 910B BF16 matmul measurement reaches ~0.93 of peak (shared/reference/calibration.md §1), engines' mixed shapes less",
+  },
+  {
     name: "kernel_floor_us.cuda",
     meaning:
       "the shortest time a kernel of an engine step occupies an NVIDIA GPU (in-stream launch latency, prologue, tail): a step's GPU time is at least its kernels × this",
@@ -256,6 +279,17 @@ export const MODEL_CONSTANTS: readonly CalibratedConstant[] = [
     prior: 15,
     priorSource:
       "launch-bound PyTorch rocBLAS ops take 11-17 µs on MI308X (PyTorch PR #196920); ROCm 6.3's known CPU-overhead issue (ROCm/clr#78)",
+  },
+  {
+    name: "launch_us.ascend",
+    meaning:
+      "host time to dispatch one operator from an eager PyTorch engine on Ascend (torch_npu's op dispatch and CANN launch): a step without a graph lasts at least its kernels × this",
+    unit: "µs",
+    min: 10,
+    max: 200,
+    prior: 40,
+    priorSource:
+      "no public per-operator figure: CUDA's framework-level 10 µs (tritonbench PR #1017) and ROCm's 11-17 µs (PyTorch PR #196920) scaled by torch_npu's extra dispatch layer (aclnn two-phase launch); a wide range",
   },
   {
     name: "rocm-2025q1.moe_hbm_efficiency",
@@ -308,6 +342,8 @@ export class Calibration {
   #onRead?: (name: string) => void;
 
   /**
+   * A set of pinned values over the constants `specs` names.
+   *
    * @param values pinned values by name
    * @param specs every constant there is, by name
    * @param onRead called with the name of each constant read

@@ -153,7 +153,7 @@ export const HOST_PINS: readonly (HostPin & {
 ];
 
 /** The host-cost pin covering an engine version, if any. */
-export function hostPinOf(engine: EngineName, version?: string, backend?: EngineBackend) {
+export function hostPinOf(engine: EngineName, version?: string, backend?: EngineBackend): HostPin | undefined {
   const v = version === undefined ? undefined : versionParts(version);
   if (!v) return undefined;
   return HOST_PINS.find((p) =>
@@ -209,6 +209,20 @@ export interface HostModel {
 /** AMD Instinct devices (ROCm builds of the engines). */
 export const isRocm = (deviceName: string) => /^MI\d/i.test(deviceName);
 
+/** Huawei Ascend devices (vLLM-Ascend, MindIE). */
+export const isAscend = (deviceName: string) => /^(ATLAS|TEST_DEVICE)/.test(deviceName);
+
+/**
+ * vLLM-Ascend before 0.11 runs operator by operator: its graph mode is
+ * documented on for the V1 engine from 0.9.1rc1, but GPUStack's 910B runs of
+ * 0.9.1 show a fixed ~100 µs per kernel at every batch, for a dense and an
+ * MoE model alike (47 ms a decode step of Qwen3-8B's ~480 kernels, 123 ms of
+ * Qwen3-30B-A3B's ~1,060), the signature of op-by-op launches. From 0.11 its
+ * guide says graph mode runs by default and the A3 tutorial's 0.13 runs show
+ * no such floor.
+ */
+const ASCEND_GRAPHS_SINCE = [0, 11, 0];
+
 /**
  * The host costs of a profile record for an engine version on a device:
  * the pin's fitted values where a source pins that release, else the
@@ -218,16 +232,20 @@ export function hostOf(resolved: ResolvedProfile, deviceName: string, c: Calibra
   const r = resolved.record;
   const pin = hostPinOf(r.engine, resolved.version, r.backend);
   const q = (x: HostQuantity) => pin && pin.fits.includes(x) ? c.get(hostConstant(pin, x)) : hostPrior(r.family, x);
-  const platform = isRocm(deviceName) ? "rocm" : "cuda";
-  const launchUs = r.launch === "compiled" ? 0 : c.get(`launch_us.${platform}`);
+  const platform = isRocm(deviceName) ? "rocm" : isAscend(deviceName) ? "ascend" : "cuda";
+  const v = resolved.version === undefined ? undefined : versionParts(resolved.version);
+  const eagerAscend = platform === "ascend" && r.engine === "vllm" && v !== undefined &&
+    compare(v, ASCEND_GRAPHS_SINCE) < 0;
+  const launch: LaunchMode = eagerAscend ? "eager" : r.launch;
+  const launchUs = launch === "compiled" ? 0 : c.get(`launch_us.${platform}`);
   const pinned = pin && pin.fits.every((x) => c.pinned(hostConstant(pin, x)));
   return {
     stepUs: q("step_us"),
     seqUs: q("seq_us"),
     requestUs: q("request_us"),
-    launch: r.launch,
+    launch,
     launchUs,
-    floorUs: c.get(`kernel_floor_us.${platform}`),
+    floorUs: c.get(`kernel_floor_us.${platform === "ascend" ? "cuda" : platform}`),
     overlap: r.overlap,
     ...(pin ? { pin: pin.id } : {}),
     source: pin

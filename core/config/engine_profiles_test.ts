@@ -26,6 +26,7 @@ const SC: ServingConfig = {
   routing_policy: "least_loaded",
   admission_policy: "greedy",
   num_scheduler_steps: 1,
+  api_server: true,
 };
 
 Deno.test("every engine has a profile record, each naming its source", () => {

@@ -71,6 +71,7 @@ export type {
   EngineBackend,
   EngineName,
   HostModel,
+  KvMemoryRule,
   LaunchMode,
   ProfileContext,
   ProfileDefaults,

@@ -159,9 +159,19 @@ function calibrated(
   }
   const hbm = `${d.name}.hbm_efficiency`;
   const rocm = earlyRocm(p, d.name);
+  // Ascend 910B/910C dies (Atlas 800 A2, A3) under an engine; the generic path keeps upstream's profile.
+  const ascend = host !== undefined && /^ATLAS_800_A[23]_/.test(d.name);
   const efficiency = {
     ...d.efficiency,
     ...(hasConstant(hbm) ? { memory: c.get(hbm) } : {}),
+    ...(ascend
+      ? {
+        memory: c.get("ascend_910.hbm_efficiency"),
+        matmul: c.get("ascend_910.matmul_efficiency"),
+        matmulLowPrecision: c.get("ascend_910.matmul_efficiency"),
+        attention: c.get("ascend_910.matmul_efficiency"),
+      }
+      : {}),
     ...(rocm
       ? {
         moeMemory: c.get("rocm-2025q1.moe_hbm_efficiency"),
@@ -370,7 +380,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
           draftAcceptance: mc.mtp_acceptance_rate,
           admission: gs.admission_policy,
           schedulerSteps: gs.num_scheduler_steps,
-          requestDelay: Math.round((device.requestOverhead ?? 0) * 1e6),
+          requestDelay: gs.api_server ? Math.round((device.requestOverhead ?? 0) * 1e6) : 0,
           maxModelLen: model.maxPositions,
         });
       }

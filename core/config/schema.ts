@@ -320,6 +320,8 @@ export const ServingConfigSchema = mapping({
     .transform((v) => String(v)).optional(),
   /** ext: the engine's execution backend where it has two (TensorRT-LLM: `tensorrt` engines or `pytorch`). */
   engine_backend: oneOf(ENGINE_BACKENDS).optional(),
+  /** ext: requests go through the engine's API server (false: an offline harness calls the engine in process). */
+  api_server: bool().default(true),
 });
 
 /** Default size limits of a run (`limits`, ext): see {@link LimitsSchema}. */

@@ -280,6 +280,14 @@ export interface ServingConfig {
    * `tensorrt` engine flow, the default, or the `pytorch` backend).
    */
   engine_backend?: "tensorrt" | "pytorch";
+  /**
+   * ext: requests reach the engine through its API server (HTTP, chat
+   * template, tokenization, streaming), which delays each by the engine
+   * build's per-request latency; false for offline harnesses that call the
+   * engine in process (vLLM's benchmark_latency and benchmark_throughput,
+   * trtllm-bench, TensorRT-LLM's gptSessionBenchmark). @default true
+   */
+  api_server: boolean;
 }
 
 /** A common file. */

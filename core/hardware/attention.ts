@@ -125,6 +125,7 @@ export function gqaBlock(a: AttentionInput): AttentionBlock {
           b.decodeContext / b.decodeSeqs / dcp,
           kvpr,
           a.kvb,
+          b.decodeContext * kvBytesPerToken,
         );
       }
     },

@@ -129,7 +129,8 @@ export class Kernels {
   /**
    * Decode attention of one layer: `seqs` sequences with `context` KV
    * tokens on average, `kvHeads` KV heads on the device at `kvBytes` per
-   * value; `flops` and `bytes` for the roofline when no table applies.
+   * value; `flops` and `bytes` for the roofline when no table applies,
+   * `cacheBytes` (of `bytes`, the KV cache read) for the tables.
    */
   decodeAttention(
     flops: number,
@@ -138,8 +139,11 @@ export class Kernels {
     context: number,
     kvHeads: number,
     kvBytes: number,
+    cacheBytes: number = bytes,
   ): number {
-    const t = this.tables?.decodeAttention(seqs, context, kvHeads, kvBytes, bytes);
+    // The tables scale with the KV cache read (`cacheBytes`); Q and O, a fixed part per sequence, would
+    // otherwise make a longer context cheaper per byte and the step faster.
+    const t = this.tables?.decodeAttention(seqs, context, kvHeads, kvBytes, cacheBytes);
     return t === undefined ? this.attention(flops, bytes) : Math.max(t, bytes * this.#rawByteTime);
   }
 

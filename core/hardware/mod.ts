@@ -20,6 +20,6 @@ export { expectedTouched } from "./ffn.ts";
 export { RooflineCostModel } from "./roofline.ts";
 export { KernelTables } from "./kernel_tables.ts";
 export type { KernelTableEngine, MoeShape } from "./kernel_tables.ts";
-export type { CostModelInput, LayerShapes } from "./roofline.ts";
+export type { CostModelInput, LaunchSpec, LayerShapes } from "./roofline.ts";
 export { planMemory } from "./memory.ts";
 export type { MemoryLimits, MemoryPlan } from "./memory.ts";

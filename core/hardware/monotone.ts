@@ -1,7 +1,11 @@
 /**
  * Measured kernel times made monotone: a kernel never gets faster when its
  * work grows. A benchmark's grid of times (one per size, or per pair of
- * sizes) is first raised to its running maximum along every axis, then
+ * sizes) is first lowered to the fastest time measured at any size at least
+ * as large along every axis (a benchmark's glitches are slow runs: a cell
+ * slower than a larger one is a glitch, and a running maximum would carry
+ * it into every larger cell; vLLM's MLA decode grid on H200 has cells 3×
+ * slower than the cell twice their batch), then
  * interpolated linearly in log size and log time (which keeps the order of
  * a monotone grid), and extrapolated beyond the grid at the efficiency of
  * its edge (time in proportion to size). Used by the kernel tables, whose
@@ -42,14 +46,14 @@ export class MonotoneCurve {
   constructor(xs: readonly number[], times: readonly (number | undefined)[], below: Below = "scale") {
     const px: number[] = [];
     const py: number[] = [];
-    let top = 0;
     xs.forEach((x, i) => {
       const t = times[i];
       if (t === undefined || !(t > 0) || !Number.isFinite(t)) return;
-      top = Math.max(top, t);
       px.push(x);
-      py.push(top);
+      py.push(t);
     });
+    // Each time lowered to the fastest at any larger size.
+    for (let i = py.length - 2; i >= 0; i--) if (py[i + 1] < py[i]) py[i] = py[i + 1];
     this.xs = px;
     this.ys = py;
     this.#below = below;
@@ -74,8 +78,8 @@ export class MonotoneCurve {
 
 /**
  * Nondecreasing times over two size axes (rows and columns, both making
- * the work larger): each cell raised to the largest time of any cell with
- * no larger row and column, interpolated bilinearly in log sizes and log
+ * the work larger): each cell lowered to the smallest time of any cell with
+ * no smaller row and column, interpolated bilinearly in log sizes and log
  * time, extrapolated beyond the grid in proportion to each size.
  */
 export class MonotoneSurface {
@@ -112,10 +116,10 @@ export class MonotoneSurface {
       });
       return near < 0 ? cols.map(() => NaN) : filledRows[near]!.map((v) => v * (r / rows[near]));
     });
-    for (let i = 0; i < rows.length; i++) {
-      for (let j = 0; j < cols.length; j++) {
-        if (i > 0 && t[i - 1][j] > t[i][j]) t[i][j] = t[i - 1][j];
-        if (j > 0 && t[i][j - 1] > t[i][j]) t[i][j] = t[i][j - 1];
+    for (let i = rows.length - 1; i >= 0; i--) {
+      for (let j = cols.length - 1; j >= 0; j--) {
+        if (i + 1 < rows.length && t[i + 1][j] < t[i][j]) t[i][j] = t[i + 1][j];
+        if (j + 1 < cols.length && t[i][j + 1] < t[i][j]) t[i][j] = t[i][j + 1];
       }
     }
     this.#rows = rows;

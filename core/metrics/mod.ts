@@ -33,3 +33,5 @@ export { poolStats } from "./groups.ts";
 export type { PoolStats } from "./groups.ts";
 export { MAX_BUCKETS, TimeSeriesCollector } from "./timeseries.ts";
 export type { GroupTimeSeries, TimeSeries } from "./timeseries.ts";
+export { kindOf, MIN_STRATUM_ROWS, predictionBound, predictionInterval, RESIDUALS, vendorOf } from "./intervals.ts";
+export type { IntervalContext, MetricKind, PredictionInterval, Residual } from "./intervals.ts";

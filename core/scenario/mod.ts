@@ -42,11 +42,3 @@ export { isIntegerKey } from "./key_types.ts";
 export { formatSweepRows, sweepJson, sweepRows } from "./sweep_table.ts";
 export type { SeedFigures, SweepRow } from "./sweep_table.ts";
 export { compareBaseline, formatBaseline, readBaseline, snapshot } from "./baseline.ts";
-export {
-  FIDELITY_GATE,
-  fidelityReport,
-  formatFidelityMarkdown,
-  formatFidelityTable,
-  gateFailures,
-} from "./fidelity.ts";
-export type { FidelityReport, FidelityRow, PendingCase } from "./fidelity.ts";

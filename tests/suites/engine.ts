@@ -7,11 +7,13 @@
  * @module
  */
 import "../determinism_test.ts";
+import "../engine_audit_test.ts";
 import "../engine_profile_test.ts";
 import "../golden_test.ts";
 import "../invariants_test.ts";
 import "../overload_test.ts";
 import "../pd_test.ts";
 import "../profile_test.ts";
+import "../step_monotone_test.ts";
 import "../upstream_compat_test.ts";
 import "../workload_test.ts";

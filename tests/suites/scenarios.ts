@@ -10,5 +10,6 @@ import "../../scenarios/scenarios_test.ts";
 import "../../scenarios/testing_test.ts";
 import "../../scenarios/validation_test.ts";
 import "../check_format_test.ts";
+import "../intervals_test.ts";
 import "../scenario_framework_test.ts";
 import "../scenario_test.ts";

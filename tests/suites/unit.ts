@@ -6,6 +6,8 @@
  * @module
  */
 import "../../core/calibrate/fit_test.ts";
+import "../../core/calibrate/loso_test.ts";
+import "../../core/calibrate/registry_test.ts";
 import "../../core/config/engine_profiles_test.ts";
 import "../../core/config/validate_test.ts";
 import "../../core/engine/event_queue_test.ts";
@@ -13,6 +15,7 @@ import "../../core/engine/simulator_test.ts";
 import "../../core/engine/transfer_test.ts";
 import "../../core/hardware/kernel_tables_test.ts";
 import "../../core/hardware/moe_test.ts";
+import "../../core/hardware/monotone_test.ts";
 import "../../core/hardware/roofline_test.ts";
 import "../../core/metrics/load_test.ts";
 import "../../core/metrics/percentile_test.ts";
