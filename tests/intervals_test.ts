@@ -122,3 +122,21 @@ Deno.test("a scenario bound at a confidence judges the end of the interval it fa
   assert.equal(generic.pass, false);
   assert.match(generic.message, /got no 90% bound: the run names no engine \(simulated [\d.]+\)/);
 });
+
+Deno.test("a capacity search at a confidence finds a lower rate: the interval's upper end meets the SLO later", () => {
+  const dir = writeTemp({
+    "i.yaml": INSTANCE,
+    "c.yaml": COMMON(", engine: vllm, engine_version: 0.10.0").replace("num_requests: 40", "num_requests: 400"),
+  });
+  const capacity = (bound: string) => {
+    Deno.writeTextFileSync(
+      `${dir}s.yaml`,
+      `instance_config: i.yaml\ncommon_config: c.yaml\nsweep:\n  load_gen.request_rate: [2, 4, 8, 16, 32, 64]\nmax_rate_meeting:\n  ttft.p99: "${bound}"\n`,
+    );
+    return runScenario(loadScenario(`${dir}s.yaml`)).capacity!;
+  };
+  const plain = capacity("<= 0.5");
+  const sure = capacity("<= 0.5 @ 90%");
+  assert.ok(sure.value! < plain.value!, `${sure.value} at 90% vs ${plain.value}`);
+  assert.ok(sure.value! >= 8, `${sure.value}`);
+});

@@ -151,6 +151,45 @@ Deno.test("deno task plan: bad arguments are one line and exit 2", async () => {
     assert.match(r.stderr, want);
   }
   assert.deepEqual(parseSlo("tpot.p99 < 0.05"), { key: "tpot.p99", bound: "< 0.05" });
+  assert.deepEqual(parseSlo("ttft.p99<=2 @ 90%"), { key: "ttft.p99", bound: "<= 2 @ 90%" });
+  assert.match(String(parseSlo("ttft.p99<=2 @ 40%")), /expected a confidence above 50% and below 100%/);
+});
+
+Deno.test("an SLO at a confidence plans on the end of the prediction interval: more instances than on the simulated value", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
+  Deno.writeTextFileSync(
+    `${dir}/c.yaml`,
+    `model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
+load_gen: {load_gen_type: fixed_length, num_requests: 400, num_input_tokens: 1024, num_output_tokens: 128, request_rate: 4.0}
+serving_config: {max_concurrency: 1000, engine: vllm, engine_version: 0.10.0}
+`,
+  );
+  const plan = (slo: string) =>
+    captureTaskAsync(runPlan, [
+      "--common_config_path",
+      `${dir}/c.yaml`,
+      "--target_rate",
+      "60",
+      "--slo",
+      slo,
+      "--devices",
+      "H100_SXM_80G",
+      "--tp",
+      "1",
+      "--workers",
+      "1",
+    ]);
+  const row = (out: string) => out.split("\n").find((l) => /^ +1 +H100_SXM_80G/.test(l))!.trim().split(/ +/);
+  const plain = await plan("ttft.p99<=0.2");
+  const sure = await plan("ttft.p99<=0.2 @ 90%");
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.equal(sure.code, 0, sure.stderr);
+  assert.match(sure.stdout, /SLOs ttft\.p99 <= 0\.2 @ 90%/);
+  // Columns: rank, device, tp, topology, instances, devices, tok/s/device, tok/s/user, ttft.p99, margin.
+  const [p, s] = [row(plain.stdout), row(sure.stdout)];
+  assert.ok(Number(s[4]) > Number(p[4]), `${s[4]} instances at 90% vs ${p[4]}`);
+  // The value shown is the 90% upper end at the planned count, within the bound.
+  assert.ok(Number(s[8]) <= 0.2 && /^\+\d+%$/.test(s[9]), s.join(" "));
 });
 
 Deno.test("a search split into 4 shards and merged, or run on Web Workers, prints and writes the in-process plan byte for byte", async () => {

@@ -219,3 +219,21 @@ Deno.test("check --report-dir on a scenario with variants: their runs overlaid, 
   const ids = [...html.matchAll(/data-chart="([^"]+)"/g)].map((m) => m[1]);
   assert.equal(new Set(ids).size, ids.length, "chart ids are unique");
 });
+
+Deno.test("run report: an engine run's page carries the prediction intervals of its headline figures, the JSON's", async () => {
+  const dir = writeTemp({
+    "i.yaml": Deno.readTextFileSync(EXAMPLE[0]),
+    "c.yaml": Deno.readTextFileSync(EXAMPLE[1]).replace("serving_config:\n", "serving_config:\n  engine: vllm\n"),
+  });
+  const out = run([`${dir}i.yaml`, `${dir}c.yaml`]);
+  const doc = JSON.parse(runJson(out));
+  const html = await runReportHtml(out, "engine");
+  assert.match(html, /Prediction intervals, 80%: where the measured value lies/);
+  const ttft = doc.prediction_intervals.metrics["TTFT(s).MEDIAN"];
+  for (const k of ["simulated", "low", "high"]) {
+    const path = JSON.stringify(["prediction_intervals", "metrics", "TTFT(s).MEDIAN", k]).replaceAll('"', "&quot;");
+    assert.ok(html.includes(`data-json="${path}" data-value="${ttft[k]}"`), `${k} cell`);
+  }
+  // The example names no engine: no intervals, no table.
+  assert.doesNotMatch(await runReportHtml(run(EXAMPLE), "example"), /Prediction intervals/);
+});

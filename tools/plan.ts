@@ -109,16 +109,13 @@ export function parseSlo(text: string): PlanSlo | string {
   if (!m) return `--slo '${text}': expected KEY OP BOUND, e.g. 'ttft.p99<=2'`;
   const [, key, op, value] = m;
   if (!resolveMetric(key)) return `--slo '${text}': unknown metric '${key}'`;
-  // A plain number: the planner compares against a bound, not an expression of other metrics.
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(value)) {
-    return `--slo '${text}': expected a number after ${op}, got '${value}'`;
-  }
-  const bound = `${op} ${value}`;
-  try {
-    parseBound(bound);
-  } catch (e) {
-    return `--slo '${text}': ${e instanceof Error ? e.message : String(e)}`;
-  }
+  // A plain number, optionally at a confidence ('@ 90%'): the planner compares against a bound, not an expression
+  // of other metrics.
+  const n = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)(\s*@\s*\S+)?$/i.exec(value);
+  if (!n) return `--slo '${text}': expected a number after ${op}, got '${value}'`;
+  const bound = `${op} ${n[1]}${n[2] ? ` @ ${n[2].replace(/^\s*@\s*/, "")}` : ""}`;
+  const parsed = parseBound(bound);
+  if (typeof parsed === "string") return `--slo '${text}': ${parsed}`;
   return { key, bound };
 }
 
@@ -420,7 +417,8 @@ const num = (x: number, digits = 3) => (Number.isFinite(x) ? Number(x.toPrecisio
 
 /** Margin of a value to its SLO bound, as a percentage of the bound ("+40%" = 40% of headroom). */
 function margin(value: number, bound: string): string {
-  const m = /^(<=|<|>=|>|==)\s*(.+)$/.exec(bound);
+  // The number before any confidence ("<= 2 @ 90%": the value is then the interval's end, as judged).
+  const m = /^(<=|<|>=|>|==)\s*([^@\s]+)/.exec(bound);
   const b = m ? Number(m[2]) : NaN;
   if (!Number.isFinite(b) || b === 0 || !Number.isFinite(value)) return "-";
   const headroom = m![1].startsWith("<") ? (b - value) / b : m![1].startsWith(">") ? (value - b) / b : 0;

@@ -21,7 +21,7 @@ import type { SimulationPlan } from "../config/plan.ts";
 import { decodeBatch, prefillBatch } from "../hardware/batch.ts";
 import { DEVICE_CATALOG } from "../hardware/devices.ts";
 import { meanLength } from "../workload/lengths.ts";
-import { loadScenario, resolveMetric, runScenario, scenarioSources } from "../scenario/mod.ts";
+import { boundValue, loadScenario, parseBound, resolveMetric, runScenario, scenarioSources } from "../scenario/mod.ts";
 import type { ScenarioResult } from "../scenario/mod.ts";
 import type { RunOutput } from "../run.ts";
 
@@ -608,7 +608,7 @@ function planned(
     tokensPerUser: f.tpotMedian > 0 ? 1 / f.tpotMedian : 0,
     ttftP99: f.ttftP99,
     tpotP99: f.tpotP99,
-    values: Object.fromEntries(req.slos.map((s) => [s.key, sloValue(s.key, outs)])),
+    values: Object.fromEntries(req.slos.map((s) => [s.key, sloValue(s, outs)])),
     lowerBound,
     runs,
     pareto: false,
@@ -772,10 +772,15 @@ function disaggScenario(
   ].join("\n");
 }
 
-/** The worst seed's value of an SLO's metric at a point (for the margin to the bound). */
-function sloValue(key: string, outs: readonly RunOutput[]): number {
-  const m = resolveMetric(key);
-  if (!m) return NaN;
-  const values = outs.map((o) => m.read(o.summary));
+/**
+ * The worst seed's value of an SLO's metric at a point (for the margin to
+ * the bound): the simulated value, or with a confidence (`<= 2 @ 90%`) the
+ * end of its prediction interval that the bound faces.
+ */
+function sloValue(slo: PlanSlo, outs: readonly RunOutput[]): number {
+  const m = resolveMetric(slo.key);
+  const bound = parseBound(slo.bound);
+  if (!m || typeof bound === "string") return NaN;
+  const values = outs.map((o) => boundValue(m, bound, o));
   return m.better === "higher" ? Math.min(...values) : Math.max(...values);
 }

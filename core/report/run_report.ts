@@ -45,12 +45,39 @@ const GROUP_KEYS = [
   "requests_served",
 ];
 
+/**
+ * The prediction intervals of an engine run's headline figures (the JSON's
+ * `prediction_intervals`), or nothing for a run without them.
+ */
+function intervalTable(doc: unknown, side?: "a" | "b"): string[] {
+  const pi = (doc as { prediction_intervals?: { confidence: number; metrics: Record<string, { stratum: string }> } })
+    .prediction_intervals;
+  if (!pi) return [];
+  const root = ["prediction_intervals", "metrics"];
+  return [
+    table(
+      `Prediction intervals, ${
+        (pi.confidence * 100).toFixed(0)
+      }%: where the measured value lies, from held-out errors (docs/fidelity.md)`,
+      ["metric", "simulated", "low", "high", "from the held-out errors of"],
+      Object.entries(pi.metrics).map(([m, v]) => [
+        textCell(m),
+        numberCell(doc, [...root, m, "simulated"], side),
+        numberCell(doc, [...root, m, "low"], side),
+        numberCell(doc, [...root, m, "high"], side),
+        textCell(v.stratum),
+      ]),
+    ),
+  ];
+}
+
 /** The summary tables of a run's JSON document (shared with the comparison page). */
 export function summaryTables(doc: unknown, side?: "a" | "b"): string {
   const groups = (doc as { groups?: { group: string; role: string }[] }).groups ?? [];
   return [
     statTable(doc, "Per-request metrics (the guide's table)", "per_metric_summary", METRIC_COLUMNS, side),
     keyTable(doc, "Overall summary", "overall_summary", OVERALL_KEYS, side),
+    ...intervalTable(doc, side),
     statTable(doc, "Latency tails, from send and from arrival (ext)", "ext_metric_summary", EXT_COLUMNS, side),
     keyTable(doc, "Load", "load", ["offered_rate", "achieved_rate", "queue_growth"], side),
     keyTable(doc, "Headroom", "headroom", ["batch_occupancy", "kv_occupancy", "kv_occupancy_peak", "mfu", "mbu"], side),

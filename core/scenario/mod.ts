@@ -28,7 +28,7 @@ export type {
   SweepAxis,
   SweepSpec,
 } from "./scenario.ts";
-export { LoadedConfigs, overloadNote, runScenario, scenarioSources } from "./runner.ts";
+export { boundValue, LoadedConfigs, overloadNote, runScenario, scenarioSources } from "./runner.ts";
 export type {
   CapacityAnswer,
   CheckResult,

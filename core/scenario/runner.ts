@@ -30,6 +30,7 @@ import { compareBaseline, readBaseline, snapshot } from "./baseline.ts";
 import type { CheckResult } from "./check_result.ts";
 export type { CheckResult } from "./check_result.ts";
 import { resolveMetric } from "./metric_keys.ts";
+import type { MetricRef } from "./metric_keys.ts";
 import { MAX_RATE_MEETING, MIN_VALUE_MEETING } from "./scenario.ts";
 import type { ConfigRef, Measurement, Scenario, ScenarioAssertion, ScenarioOverride, SweepAxis } from "./scenario.ts";
 
@@ -270,13 +271,23 @@ function judgedIndex(n: number, worse: (i: number, j: number) => number, quantil
  * (NaN when the run has none: no engine named, or too few held-out rows).
  */
 function judgedValue(a: ScenarioAssertion, out: RunOutput): number {
-  const simulated = a.metric.read(out.summary);
-  const c = a.bound.confidence;
+  return boundValue(a.metric, a.bound, out);
+}
+
+/**
+ * A metric of a run as a bound judges it: the simulated value, or with a
+ * confidence (`< 2s @ 90%`) the end of its prediction interval the bound
+ * faces; NaN when the run has none (no engine named, or too few held-out
+ * rows in its strata). The planner reads its SLOs' values this way.
+ */
+export function boundValue(metric: MetricRef, bound: Bound, out: RunOutput): number {
+  const simulated = metric.read(out.summary);
+  const c = bound.confidence;
   if (c === undefined) return simulated;
   const context = intervalContext(out);
   if (!context || !(simulated > 0)) return NaN;
-  const side = a.bound.op === "<" || a.bound.op === "<=" ? "upper" : "lower";
-  return predictionBound(simulated, kindOf(a.metric.name), context, c, side, RESIDUALS) ?? NaN;
+  const side = bound.op === "<" || bound.op === "<=" ? "upper" : "lower";
+  return predictionBound(simulated, kindOf(metric.name), context, c, side, RESIDUALS) ?? NaN;
 }
 
 /** One assertion judged across seeds. */
