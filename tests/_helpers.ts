@@ -7,6 +7,10 @@
 
 import denoJson from "../deno.json" with { type: "json" };
 import type { TaskOutput } from "../scenarios/_args.ts";
+import { loadConfig } from "../core/config/load.ts";
+import { buildPlan } from "../core/config/plan.ts";
+import type { SimulationPlan } from "../core/config/plan.ts";
+import { memoryFs } from "../core/calibrate/_memory_fs.ts";
 
 // The command line (cli.ts) and `deno task check` (scenarios/check.ts) are imported when a test first runs them, not
 // here: a suite (tests/suites/) or a module run alone that only wants ROOT or writeTemp would load them (and
@@ -99,7 +103,22 @@ export function writeTemp(files: Record<string, string>): string {
 }
 
 /** A file system over an in-memory map of path → text (no folders): core/calibrate/_memory_fs.ts's, which core's own tests use. */
-export { memoryFs } from "../core/calibrate/_memory_fs.ts";
+export { memoryFs };
+
+/**
+ * The plan of one instance of `devices` × `chip`, TP (and MoE TP) across them all, serving `model` with weights as
+ * `quant` and `serving` as the serving_config's keys (`engine: vllm, …`), for a one-request workload.
+ */
+export function planOne(chip: string, devices: number, model: string, quant: string, serving: string): SimulationPlan {
+  const i = `instance_groups:
+  - {num_instances: 1, num_devices_per_instance: ${devices}, device_type: ${chip}, pd_role: both, parallel_config: {tp_size: ${devices}, moe_tp_size: ${devices}}}
+`;
+  const c = `model_config: {name: ${model}, quantize_linear_action: ${quant}}
+load_gen: {num_requests: 1, num_input_tokens: 128, num_output_tokens: 8}
+serving_config: {${serving}}
+`;
+  return buildPlan(loadConfig(["i.yaml"], "c.yaml", memoryFs({ "i.yaml": i, "c.yaml": c })));
+}
 
 /** A minimal valid instance file. */
 export const INSTANCE_OK = `instance_groups:

@@ -4,23 +4,13 @@
  * and compared with what the plan gives.
  */
 import assert from "node:assert/strict";
-import { loadConfig } from "../core/config/load.ts";
-import { buildPlan } from "../core/config/plan.ts";
-import type { GroupPlan, SimulationPlan } from "../core/config/plan.ts";
-import { memoryFs } from "./_helpers.ts";
+import { planOne } from "./_helpers.ts";
 
 const GiB = 2 ** 30;
 
-function plan(chip: string, devices: number, model: string, quant: string, serving: string, tp = devices) {
-  const i = `instance_groups:
-  - {num_instances: 1, num_devices_per_instance: ${devices}, device_type: ${chip}, pd_role: both, parallel_config: {tp_size: ${tp}, moe_tp_size: ${tp}}}
-`;
-  const c = `model_config: {name: ${model}, quantize_linear_action: ${quant}}
-load_gen: {num_requests: 1, num_input_tokens: 128, num_output_tokens: 8}
-serving_config: {${serving}}
-`;
-  const p: SimulationPlan = buildPlan(loadConfig(["i.yaml"], "c.yaml", memoryFs({ "i.yaml": i, "c.yaml": c })));
-  const g: GroupPlan = p.groups[0];
+function plan(chip: string, devices: number, model: string, quant: string, serving: string) {
+  const p = planOne(chip, devices, model, quant, serving);
+  const g = p.groups[0];
   return { engine: p.input.engines[0], memory: g.memory, supplied: g.serving.profile?.supplied ?? {} };
 }
 

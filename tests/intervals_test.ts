@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { MIN_STRATUM_SOURCES, predictionBound, predictionInterval } from "../core/metrics/intervals.ts";
 import type { Residual } from "../core/metrics/intervals.ts";
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
-import { runCli, writeTemp } from "./_helpers.ts";
+import { INSTANCE_OK, runCli, writeTemp } from "./_helpers.ts";
 
 const res = (source: string, logRatio: number, over: Partial<Residual> = {}): Residual => ({
   id: `${source}-${logRatio}`,
@@ -55,9 +55,7 @@ Deno.test("an interval takes the narrowest stratum with enough rows from enough 
   assert.equal(predictionBound(1, "TTFT", ctx, 0.9, "lower", [...many, ...wide]), i80.low);
 });
 
-const INSTANCE = `instance_groups:
-  - {num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}
-`;
+const INSTANCE = INSTANCE_OK; // one H100
 const COMMON = (engine: string) =>
   `model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
 load_gen: {num_requests: 40, num_input_tokens: 512, num_output_tokens: 64, request_rate: 4.0}

@@ -7,8 +7,6 @@
  * at concurrency 8 to 21 ms at 12) through the whole simulator.
  */
 import assert from "node:assert/strict";
-import { loadConfig } from "../core/config/load.ts";
-import { buildPlan } from "../core/config/plan.ts";
 import { ENGINES } from "../core/config/engine_profiles.ts";
 import { InputError } from "../core/config/errors.ts";
 import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
@@ -17,21 +15,15 @@ import { decodeBatch, prefillBatch } from "../core/hardware/batch.ts";
 import type { RooflineCostModel } from "../core/hardware/roofline.ts";
 import { runSources } from "../core/run.ts";
 import { YamlSource } from "../core/config/source.ts";
-import { memoryFs } from "./_helpers.ts";
+import { planOne } from "./_helpers.ts";
 
 /** The cost model of `model` on `chip` under `engine` at the first layout and weight format that fits, if any. */
 function costOf(model: string, chip: string, engine: string | undefined): RooflineCostModel | undefined {
   for (const tp of [1, 2, 4, 8]) {
     for (const q of ["DISABLED", "FP8", "W8A8_DYNAMIC"]) {
-      const i = `instance_groups:
-  - {num_instances: 1, num_devices_per_instance: ${tp}, device_type: ${chip}, pd_role: both, parallel_config: {tp_size: ${tp}, moe_tp_size: ${tp}}}
-`;
-      const c = `model_config: {name: ${model}, quantize_linear_action: ${q}}
-load_gen: {num_requests: 1, num_input_tokens: 128, num_output_tokens: 8}
-serving_config: {max_concurrency: 8, block_size: 16${engine ? `, engine: ${engine}` : ""}}
-`;
       try {
-        return buildPlan(loadConfig(["i.yaml"], "c.yaml", memoryFs({ "i.yaml": i, "c.yaml": c }))).groups[0].cost;
+        return planOne(chip, tp, model, q, `max_concurrency: 8, block_size: 16${engine ? `, engine: ${engine}` : ""}`)
+          .groups[0].cost;
       } catch (e) {
         if (!(e instanceof InputError)) throw e;
       }

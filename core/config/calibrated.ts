@@ -63,6 +63,14 @@ interface HostPrior {
  * TensorRT-LLM's overlap-scheduler page; client-minus-server TTFT of 8–12 ms
  * (vLLM PR #54628).
  */
+/** Every engine's API server (HTTP, chat template, tokenization, hand-off): no engine publishes a figure of its own. */
+const API_SERVER_REQUEST: HostPrior = {
+  prior: 8000,
+  min: 1000,
+  max: 30000,
+  why: "client-minus-server TTFT 8-12 ms (vLLM PR #54628)",
+};
+
 const HOST_PRIORS: Record<HostFamily, Record<HostQuantity, HostPrior>> = {
   "vllm-v0": {
     step_us: {
@@ -77,7 +85,7 @@ const HOST_PRIORS: Record<HostFamily, Record<HostQuantity, HostPrior>> = {
       max: 200,
       why: "vLLM issues #6801/#6913: ~20 ms between steps at batch 200, output processing 3.4 ms at batch 32",
     },
-    request_us: { prior: 8000, min: 1000, max: 30000, why: "client-minus-server TTFT 8-12 ms (vLLM PR #54628)" },
+    request_us: API_SERVER_REQUEST,
   },
   "vllm-v1": {
     step_us: {
@@ -92,7 +100,7 @@ const HOST_PRIORS: Record<HostFamily, Record<HostQuantity, HostPrior>> = {
       max: 120,
       why: "V1's persistent batch: 12.7 µs per request for the scheduler alone, plus sampling and output IPC",
     },
-    request_us: { prior: 8000, min: 1000, max: 30000, why: "client-minus-server TTFT 8-12 ms (vLLM PR #54628)" },
+    request_us: API_SERVER_REQUEST,
   },
   sglang: {
     step_us: {
@@ -108,7 +116,7 @@ const HOST_PRIORS: Record<HostFamily, Record<HostQuantity, HostPrior>> = {
       max: 100,
       why: "lower per-sequence tensor processing than vLLM (wuklab scheduling-overhead study)",
     },
-    request_us: { prior: 8000, min: 1000, max: 30000, why: "client-minus-server TTFT 8-12 ms (vLLM PR #54628)" },
+    request_us: API_SERVER_REQUEST,
   },
   trtllm: {
     step_us: {
@@ -118,7 +126,7 @@ const HOST_PRIORS: Record<HostFamily, Record<HostQuantity, HostPrior>> = {
       why: "C++ batch manager; the overlap scheduler runs step n's CPU work beside step n+1's GPU work",
     },
     seq_us: { prior: 10, min: 1, max: 50, why: "C++ scheduler (no public per-sequence figure)" },
-    request_us: { prior: 8000, min: 1000, max: 30000, why: "client-minus-server TTFT 8-12 ms (vLLM PR #54628)" },
+    request_us: API_SERVER_REQUEST,
   },
   mindie: {
     step_us: {
@@ -128,7 +136,7 @@ const HOST_PRIORS: Record<HostFamily, Record<HostQuantity, HostPrior>> = {
       why: "no public figure: vLLM V1's prior (a Python scheduler over C++ operators)",
     },
     seq_us: { prior: 40, min: 5, max: 150, why: "no public figure: vLLM V1's prior" },
-    request_us: { prior: 8000, min: 1000, max: 30000, why: "client-minus-server TTFT 8-12 ms (vLLM PR #54628)" },
+    request_us: API_SERVER_REQUEST,
   },
   lmdeploy: {
     step_us: {
@@ -138,7 +146,7 @@ const HOST_PRIORS: Record<HostFamily, Record<HostQuantity, HostPrior>> = {
       why: "no public figure: TensorRT-LLM's prior (TurboMind is a C++ engine)",
     },
     seq_us: { prior: 10, min: 1, max: 50, why: "no public figure: TensorRT-LLM's prior" },
-    request_us: { prior: 8000, min: 1000, max: 30000, why: "client-minus-server TTFT 8-12 ms (vLLM PR #54628)" },
+    request_us: API_SERVER_REQUEST,
   },
 };
 

@@ -16,6 +16,7 @@
  */
 import type { ServingConfig } from "./types.ts";
 import type { KernelTableEngine } from "../hardware/mod.ts";
+import { platformOf } from "../hardware/devices.ts";
 import { CALIBRATED_FILE, Calibration, hostConstant, hostConstants, hostPrior, MODEL_CONSTANTS } from "./calibrated.ts";
 import type { CalibratedConstant, ConstantValues, HostFamily, HostPin, HostQuantity } from "./calibrated.ts";
 
@@ -207,10 +208,16 @@ export interface HostModel {
 }
 
 /** AMD Instinct devices (ROCm builds of the engines). */
-export const isRocm = (deviceName: string) => /^MI\d/i.test(deviceName);
+export const isRocm = (deviceName: string): boolean => platformOf(deviceName) === "rocm";
 
 /** Huawei Ascend devices (vLLM-Ascend, MindIE). */
-export const isAscend = (deviceName: string) => /^(ATLAS|TEST_DEVICE)/.test(deviceName);
+export const isAscend = (deviceName: string): boolean => platformOf(deviceName) === "ascend";
+
+/** Whether an engine version ("0.7.3", "v0.9.1") comes before `bound` ("0.8"); false when it does not parse. */
+export function versionBefore(version: string, bound: string): boolean {
+  const v = versionParts(version);
+  return v !== undefined && compare(v, versionParts(bound)!) < 0;
+}
 
 /**
  * vLLM-Ascend before 0.11 runs operator by operator: its graph mode is
@@ -221,7 +228,7 @@ export const isAscend = (deviceName: string) => /^(ATLAS|TEST_DEVICE)/.test(devi
  * guide says graph mode runs by default and the A3 tutorial's 0.13 runs show
  * no such floor.
  */
-const ASCEND_GRAPHS_SINCE = [0, 11, 0];
+const ASCEND_GRAPHS_SINCE = "0.11.0";
 
 /**
  * The host costs of a profile record for an engine version on a device:
@@ -232,10 +239,9 @@ export function hostOf(resolved: ResolvedProfile, deviceName: string, c: Calibra
   const r = resolved.record;
   const pin = hostPinOf(r.engine, resolved.version, r.backend);
   const q = (x: HostQuantity) => pin && pin.fits.includes(x) ? c.get(hostConstant(pin, x)) : hostPrior(r.family, x);
-  const platform = isRocm(deviceName) ? "rocm" : isAscend(deviceName) ? "ascend" : "cuda";
-  const v = resolved.version === undefined ? undefined : versionParts(resolved.version);
-  const eagerAscend = platform === "ascend" && r.engine === "vllm" && v !== undefined &&
-    compare(v, ASCEND_GRAPHS_SINCE) < 0;
+  const platform = platformOf(deviceName);
+  const eagerAscend = platform === "ascend" && r.engine === "vllm" && resolved.version !== undefined &&
+    versionBefore(resolved.version, ASCEND_GRAPHS_SINCE);
   const launch: LaunchMode = eagerAscend ? "eager" : r.launch;
   const launchUs = launch === "compiled" ? 0 : c.get(`launch_us.${platform}`);
   const pinned = pin && pin.fits.every((x) => c.pinned(hostConstant(pin, x)));

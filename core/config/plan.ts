@@ -23,7 +23,7 @@ import { unservableReason } from "../engine/engine.ts";
 import type { LoadedConfig, LoadedGroup } from "./load.ts";
 import { showLimit, workloadOf } from "./workload.ts";
 import { resolveLayout } from "./layout.ts";
-import { applyProfile, calibration, hasConstant, hostOf, isRocm } from "./engine_profiles.ts";
+import { applyProfile, calibration, hasConstant, hostOf, isRocm, versionBefore } from "./engine_profiles.ts";
 import type { HostModel, ProfiledServing } from "./engine_profiles.ts";
 import type { Calibration } from "./calibrated.ts";
 
@@ -131,10 +131,8 @@ function layoutOf(g: LoadedGroup, model: ModelSpec, notices: string[]): { layout
 function earlyRocm(p: ProfiledServing, deviceName: string): boolean {
   const r = p.profile?.resolved;
   if (!r || !isRocm(deviceName) || r.version === undefined) return false;
-  const v = r.version.replace(/^v/, "").split(".").map((x) => Number.parseInt(x, 10) || 0);
-  const before = (a: number, b: number, c = 0) =>
-    v[0] < a || (v[0] === a && (v[1] < b || (v[1] === b && (v[2] ?? 0) < c)));
-  return r.record.engine === "vllm" ? before(0, 8) : r.record.engine === "sglang" ? before(0, 4, 5) : false;
+  const since = r.record.engine === "vllm" ? "0.8" : r.record.engine === "sglang" ? "0.4.5" : undefined;
+  return since !== undefined && versionBefore(r.version, since);
 }
 
 /**

@@ -139,6 +139,28 @@ const A100_EFFICIENCY = {
  */
 const H100_EFFICIENCY = { matmul: 0.8, matmulLowPrecision: 0.71, attention: 0.75, memory: 0.9, link: LINK_EFF };
 
+/**
+ * MI300X's achieved fractions, carried over to MI325X (the same CDNA3 die) and MI355X (CDNA4, no measurement yet).
+ * matmul: 668–782 of 1,307 BF16 (51–60%, §1), mid-range 0.55. memory: 0.80 of 5.3 TB/s, confirmed on MI300X
+ * itself: fitting HBM efficiency beside the host costs to AMD's vLLM decode sweep of Llama-3.1-70B FP8 at TP8,
+ * batch 1–128 (scenarios/validation/fit/mi300x-vllm-0.10), returns 0.80 (core/config/calibrated.ts refits it).
+ */
+const CDNA3_EFFICIENCY = {
+  matmul: 0.55,
+  matmulLowPrecision: 0.55 * LOW_PRECISION_RATIO,
+  attention: 0.5,
+  memory: 0.8,
+  link: LINK_EFF,
+};
+
+/** The software platform of a device, by its catalog name: ROCm (AMD Instinct), Ascend (Huawei, and the test device's Atlas profile), else CUDA. */
+export type Platform = "cuda" | "rocm" | "ascend";
+
+/** The platform of a device name (a device file's name too, when it follows the catalog's). */
+export function platformOf(deviceName: string): Platform {
+  return /^MI\d/i.test(deviceName) ? "rocm" : /^(ATLAS|TEST_DEVICE)/.test(deviceName) ? "ascend" : "cuda";
+}
+
 /** Every catalog device by name. */
 export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freeze({
   TEST_DEVICE: ascend("TEST_DEVICE", [353.9, 353.9, 707.8, 707.8, 1415.6], 64 * GiB, 1.6 * TiB, A2_UP, 50 * G),
@@ -287,17 +309,7 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     memoryBytes: 192 * GiB,
     hbmBandwidth: 5.3 * T,
     peaks: { bf16: 1307 * T, fp16: 1307 * T, fp8: 2615 * T, int8: 2600 * T, fp4: 0 },
-    // matmul: 668–782 of 1,307 BF16 (51–60%, §1), mid-range 0.55. memory: 0.80 of 5.3 TB/s, confirmed on
-    // MI300X itself: `deno task calibrate` on AMD's vLLM decode sweep of Llama-3.1-70B FP8 at TP8, batch
-    // 1–128 (core/hardware/data/calibration/mi300x-vllm-0.10), fitting HBM efficiency beside the host
-    // costs, returns 0.802.
-    efficiency: {
-      matmul: 0.55,
-      matmulLowPrecision: 0.55 * LOW_PRECISION_RATIO,
-      attention: 0.5,
-      memory: 0.8,
-      link: LINK_EFF,
-    },
+    efficiency: CDNA3_EFFICIENCY,
     scaleUpBandwidth: 7 * 64 * G, // Infinity Fabric: 64 GB/s to each of 7 peers
     scaleOutBandwidth: 50 * G,
     provenance:
@@ -313,13 +325,7 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     memoryBytes: 256 * GiB,
     hbmBandwidth: 6.0 * T,
     peaks: { bf16: 1307.4 * T, fp16: 1307.4 * T, fp8: 2614.9 * T, int8: 2614.9 * T, fp4: 0 },
-    efficiency: {
-      matmul: 0.55,
-      matmulLowPrecision: 0.55 * LOW_PRECISION_RATIO,
-      attention: 0.5,
-      memory: 0.8,
-      link: LINK_EFF,
-    },
+    efficiency: CDNA3_EFFICIENCY,
     scaleUpBandwidth: 7 * 64 * G,
     scaleOutBandwidth: 50 * G,
     provenance: "MI300X's efficiencies (same CDNA3 die); HBM3E capacity and bandwidth from AMD's specifications",
@@ -334,13 +340,7 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     memoryBytes: 288 * GiB,
     hbmBandwidth: 8.0 * T,
     peaks: { bf16: 2516.6 * T, fp16: 2516.6 * T, fp8: 5033.2 * T, int8: 5033.2 * T, fp4: 10066.4 * T },
-    efficiency: {
-      matmul: 0.55,
-      matmulLowPrecision: 0.55 * LOW_PRECISION_RATIO,
-      attention: 0.5,
-      memory: 0.8,
-      link: LINK_EFF,
-    },
+    efficiency: CDNA3_EFFICIENCY,
     scaleUpBandwidth: 7 * 76.5 * G,
     scaleOutBandwidth: 50 * G,
     provenance: "MI300X's efficiencies carried over to CDNA4; capacity, bandwidth and peaks from AMD's specifications",

@@ -13,6 +13,7 @@
  * @module
  */
 import committed from "./data/residuals.json" with { type: "json" };
+import { platformOf } from "../hardware/devices.ts";
 
 /** The kinds of metric an interval is kept for. */
 export type MetricKind = "TTFT" | "TPOT/ITL" | "E2E" | "throughput";
@@ -79,9 +80,11 @@ export const MIN_STRATUM_ROWS = 8;
  */
 export const MIN_STRATUM_SOURCES = 8;
 
+const VENDORS = { cuda: "NVIDIA", rocm: "AMD", ascend: "Huawei Ascend" } as const;
+
 /** Chip vendors, from a catalog device name. */
 export function vendorOf(chip: string): string {
-  return /^MI\d/i.test(chip) ? "AMD" : /^(ATLAS|TEST_DEVICE)/.test(chip) ? "Huawei Ascend" : "NVIDIA";
+  return VENDORS[platformOf(chip)];
 }
 
 /** The kind of a metric, by its canonical name (TTFT(s).MEDIAN, output_token_throughput(tok/s), …). */

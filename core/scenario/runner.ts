@@ -266,15 +266,6 @@ function judgedIndex(n: number, worse: (i: number, j: number) => number, quantil
 }
 
 /**
- * The value an assertion judges: the metric itself, or with a confidence
- * (`< 2s @ 90%`) the end of its prediction interval that the bound faces
- * (NaN when the run has none: no engine named, or too few held-out rows).
- */
-function judgedValue(a: ScenarioAssertion, out: RunOutput): number {
-  return boundValue(a.metric, a.bound, out);
-}
-
-/**
  * A metric of a run as a bound judges it: the simulated value, or with a
  * confidence (`< 2s @ 90%`) the end of its prediction interval the bound
  * faces; NaN when the run has none (no engine named, or too few held-out
@@ -324,7 +315,7 @@ function judge(
 ): Judged {
   const per = outs.map((out, i) => {
     const simulated = a.metric.read(out.summary);
-    const actual = judgedValue(a, out);
+    const actual = boundValue(a.metric, a.bound, out);
     const expected = evalExpr(a.bound.rhs, lookups[i]);
     const overload = gate && gated(a) ? overloadNote(out) : "";
     return {
