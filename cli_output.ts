@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { clip } from "./core/config/errors.ts";
 
 /** A file the command line cannot write: exit 2 with its message. */
 export class OutputError extends Error {
@@ -40,10 +41,30 @@ export function reason(e: unknown): string {
  * Why `path` cannot be written as a file by `flag`, or undefined when it can
  * be tried: its folder must exist and be a folder, and it must not be a folder.
  */
-export function outputFileProblem(flag: string, path: string): string | undefined {
+export function outputFileProblem(flag: string, path: string, inputs: readonly string[] = []): string | undefined {
   if (path === "") return `${flag}: expected a file path, got ''`;
+  const shown = clip(path);
+  if (/[\\/]$/.test(path) || /(^|[\\/])\.\.?$/.test(path)) {
+    return `${flag}: ${shown} names a folder; expected a file path`;
+  }
+  if (new TextEncoder().encode(basename(path)).length > NAME_MAX) {
+    return `${flag}: cannot write ${shown}: its file name is longer than ${NAME_MAX} bytes`;
+  }
+  const link = lstatOf(path);
+  if (link?.isSymlink) {
+    return `${flag}: ${shown} is a symbolic link; outputs are never written through one (remove it or name another file)`;
+  }
   const target = statOf(path);
-  if (target?.isDirectory) return `${flag}: ${path} is a directory; expected a file path`;
+  if (target?.isDirectory) return `${flag}: ${shown} is a directory; expected a file path`;
+  if (target && !target.isFile) return `${flag}: ${shown} is not a regular file (a FIFO, device or socket)`;
+  if (target) {
+    const input = inputs.find((i) => sameFile(statOf(i), target));
+    if (input !== undefined) {
+      return `${flag}: ${shown} is an input of this run${
+        input === path ? "" : ` (${clip(input)})`
+      }; refusing to overwrite it`;
+    }
+  }
   const parent = dirname(path);
   const dir = statOf(parent);
   if (dir === null) return undefined;
@@ -69,6 +90,56 @@ export function outputDirProblem(flag: string, path: string): string | undefined
     s = statOf(up);
   }
   return s?.isDirectory === false ? `${flag}: cannot create ${path}: ${up} is not a folder` : undefined;
+}
+
+/** The longest file name most file systems take (ext4, XFS, APFS, NTFS: 255). */
+const NAME_MAX = 255;
+
+/** The link's own status (not its target's); undefined when nothing is there. */
+function lstatOf(path: string): Deno.FileInfo | undefined {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether two statuses are of one file (device and inode; paths compared otherwise). */
+function sameFile(a: Deno.FileInfo | undefined | null, b: Deno.FileInfo): boolean {
+  if (!a) return false;
+  return a.dev === b.dev && a.ino !== null && a.ino === b.ino;
+}
+
+/**
+ * Writes `text` to `path` for `flag`, after {@link outputFileProblem} (so
+ * never through a symbolic link, never over an input, never into a FIFO):
+ * the one way a task writes a file.
+ */
+export function writeOutput(flag: string, path: string, text: string, inputs: readonly string[] = []): void {
+  const problem = outputFileProblem(flag, path, inputs);
+  if (problem) throw new OutputError(problem);
+  writeFor(flag, path, () => Deno.writeTextFileSync(path, text));
+}
+
+/**
+ * Creates the output folder `dir` (with its parents) for `flag`, after
+ * {@link outputDirProblem}; a folder below it the task names itself
+ * (`sub`, e.g. `__baselines__`) must not be a symbolic link: outputs never
+ * leave the folder the user named through one.
+ *
+ * @returns the folder written into (`dir`, or `dir/sub`)
+ */
+export function makeOutputDir(flag: string, dir: string, sub?: string): string {
+  const problem = outputDirProblem(flag, dir);
+  if (problem) throw new OutputError(problem);
+  const target = sub === undefined ? dir : join(dir, sub);
+  if (sub !== undefined && lstatOf(target)?.isSymlink) {
+    throw new OutputError(
+      `${flag}: ${clip(target)} is a symbolic link; outputs are never written through one (remove it)`,
+    );
+  }
+  writeFor(flag, target, () => Deno.mkdirSync(target, { recursive: true }));
+  return target;
 }
 
 /**

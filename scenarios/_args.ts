@@ -5,6 +5,9 @@
  *
  * @module
  */
+import { InputError } from "../core/config/errors.ts";
+import { capMessage } from "../core/config/limits.ts";
+import { OutputError } from "../cli_output.ts";
 
 /** What a task accepts. */
 export interface TaskArgs {
@@ -34,8 +37,30 @@ export interface TaskOutput {
   err(line: string): void;
 }
 
-/** The process's own stdout and stderr. */
-export const CONSOLE_OUTPUT: TaskOutput = { out: (l) => console.log(l), err: (l) => console.error(l) };
+/** The process's own stdout and stderr; an error line is cut at {@link TASK_LIMITS}' `messageChars`. */
+export const CONSOLE_OUTPUT: TaskOutput = { out: (l) => console.log(l), err: (l) => console.error(capMessage(l)) };
+
+/**
+ * Runs a task's entry point as its process's main: its exit code, and for
+ * an error that escapes it, one line instead of a stack trace: exit 2 for
+ * bad input or an output that cannot be written (an {@link InputError} or
+ * {@link OutputError}, located), exit 1 and `task: internal error: …` for
+ * anything else (the stack with SERVINGCAST_DEBUG set). Every task's
+ * `import.meta.main` goes through it.
+ */
+export async function taskMain(task: string, run: () => number | Promise<number>): Promise<number> {
+  try {
+    return await run();
+  } catch (e) {
+    if (e instanceof InputError || e instanceof OutputError) {
+      CONSOLE_OUTPUT.err(e.message);
+      return 2;
+    }
+    CONSOLE_OUTPUT.err(`${task}: internal error: ${e instanceof Error ? e.message : String(e)}`);
+    if (Deno.env.get("SERVINGCAST_DEBUG")) console.error(e instanceof Error ? e.stack : e);
+    return 1;
+  }
+}
 
 /** `task: message (deno task task --help)`: the one line of a usage error. */
 export function usageLine(task: string, message: string): string {

@@ -14,6 +14,7 @@ import { scenarioFiles } from "./_files.ts";
 import { CONSOLE_OUTPUT, readTaskArgs } from "./_args.ts";
 import type { TaskOutput } from "./_args.ts";
 import { OutputError, writeFor } from "../cli_output.ts";
+import { taskMain } from "./_args.ts";
 
 const USAGE = `Usage: deno task baseline [scenario.yaml …] [--baseline-dir DIR]
 
@@ -82,4 +83,4 @@ export function runBaseline(argv: readonly string[], io: TaskOutput = CONSOLE_OU
   return code;
 }
 
-if (import.meta.main) Deno.exitCode = runBaseline(Deno.args);
+if (import.meta.main) Deno.exitCode = await taskMain("baseline", () => runBaseline(Deno.args));

@@ -43,6 +43,7 @@ import {
   markdownSummary,
 } from "../core/report/ci_formats.ts";
 import type { ScenarioOutcome, WorkspacePaths } from "../core/report/ci_formats.ts";
+import { taskMain } from "./_args.ts";
 
 const USAGE = `Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR] [--report-dir DIR] [--shard I/N]
 
@@ -250,4 +251,4 @@ async function writeReports(dir: string, r: ScenarioResult): Promise<void> {
   }
 }
 
-if (import.meta.main) Deno.exitCode = await runCheck(Deno.args);
+if (import.meta.main) Deno.exitCode = await taskMain("check", () => runCheck(Deno.args));

@@ -9,6 +9,7 @@
 import { scenarioJsonSchema } from "./_schema.ts";
 import { CONSOLE_OUTPUT, readTaskArgs } from "./_args.ts";
 import type { TaskOutput } from "./_args.ts";
+import { taskMain } from "./_args.ts";
 
 const USAGE = `Usage: deno task schema
 
@@ -31,4 +32,4 @@ export function runSchema(argv: readonly string[], io: TaskOutput = CONSOLE_OUTP
   return 0;
 }
 
-if (import.meta.main) Deno.exitCode = runSchema(Deno.args);
+if (import.meta.main) Deno.exitCode = await taskMain("schema", () => runSchema(Deno.args));

@@ -32,6 +32,7 @@ import type { CalibratedFile } from "../core/config/calibrated.ts";
 import { FIT_DIR, measuredFiles, PENDING_CASES, REGISTRY_FILE } from "./_files.ts";
 import { CONSOLE_OUTPUT, readTaskArgs } from "./_args.ts";
 import type { TaskOutput } from "./_args.ts";
+import { taskMain } from "./_args.ts";
 
 const USAGE = `Usage: deno task validate
 
@@ -123,4 +124,4 @@ export function runValidate(argv: readonly string[], io: TaskOutput = CONSOLE_OU
   return outside.length || gate.length ? 1 : 0;
 }
 
-if (import.meta.main) Deno.exitCode = runValidate(Deno.args);
+if (import.meta.main) Deno.exitCode = await taskMain("validate", () => runValidate(Deno.args));

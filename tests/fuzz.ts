@@ -8,6 +8,16 @@
  * else — another exception (the CLI's exit 1 with a stack trace under
  * SERVINGCAST_DEBUG) or NaN in the table or the JSON — is a finding.
  *
+ * Besides the simulator's configurations, the other entry points are
+ * targets of their own (tests/fuzz_targets/): `plan --merge` shard
+ * folders, `calibrate` inputs, `compare` documents and `scenarioTests`
+ * file trees (symbolic links included). Each case picks one target by its
+ * seed; a target builds its files in a fresh temporary folder, runs the
+ * entry point in-process as its task would, and judges the outcome by the
+ * same promise: exit 0 (or 1 where the task means "a check failed") or a
+ * located exit-2 line, never an exception, a NaN or Infinity, a write
+ * outside its folder, or a workflow command it did not make.
+ *
  * Used by `tests/fuzz_test.ts` (a few hundred cases in the suite) and
  * `deno task fuzz --cases N [--seed S]` (longer runs).
  *
@@ -19,6 +29,9 @@ import { pools, runFiles } from "../core/run.ts";
 import { runJson } from "../core/report/run_json.ts";
 import { formatExtSection, formatGroupTable, formatSummaryTable } from "../core/report/mod.ts";
 import { memoryFs } from "./_helpers.ts";
+import { HOSTILE } from "./fuzz_targets/_common.ts";
+import type { CaseResult, FuzzTarget } from "./fuzz_targets/_common.ts";
+export type { CaseResult, FuzzTarget, Outcome } from "./fuzz_targets/_common.ts";
 
 const root = new URL("../", import.meta.url);
 const read = (p: string) => Deno.readTextFileSync(new URL(p, root));
@@ -60,36 +73,8 @@ function readSeeds(): Seed[] {
   });
 }
 
-/** Values a mutation puts in place of a scalar. */
-const HOSTILE: readonly unknown[] = [
-  0,
-  -1,
-  1,
-  0.5,
-  1e308,
-  -1e308,
-  5e-324,
-  1e-13,
-  4294967297,
-  1e20,
-  "NaN",
-  "Infinity",
-  "constructor",
-  "toString",
-  "__proto__",
-  "../../x",
-  "",
-  "x".repeat(300),
-  "\u0000\u0007\u001b[2J",
-  true,
-  null,
-  [],
-  {},
-  [1, [2]],
-];
-
 /** A small deterministic PRNG (mulberry32): the fuzzer's own stream. */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -121,7 +106,7 @@ function parentOf(doc: unknown, p: (string | number)[]): Node {
 }
 
 /** One mutation of a YAML text: structural when it parses, raw otherwise or by chance. */
-function mutate(text: string, r: () => number): string {
+export function mutate(text: string, r: () => number): string {
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)];
   const roll = r();
   if (roll < 0.15) {
@@ -155,21 +140,41 @@ function mutate(text: string, r: () => number): string {
   return stringify(doc);
 }
 
-/** How a case ended. */
-export type Outcome = "ok" | "located" | "finding";
+/** The simulator's configurations, in memory (no folder needed). */
+const SIM_TARGET: FuzzTarget = { name: "sim", weight: 4, run: (r) => simCase(r) };
 
-/** One fuzz case's result. */
-export interface CaseResult {
-  readonly outcome: Outcome;
-  /** What went wrong (findings), or the error message (located). */
-  readonly detail?: string;
-  /** The mutated files, to reproduce a finding. */
-  readonly files?: Record<string, string>;
+/** Every target; tests/fuzz_targets/ adds the other entry points. */
+export const FUZZ_TARGETS: FuzzTarget[] = [SIM_TARGET];
+
+/**
+ * Runs case `n` of the campaign seeded `seed`: the target its seed picks,
+ * in a temporary folder of its own. `only` restricts the campaign to one
+ * target (by name).
+ */
+export async function fuzzCase(seed: number, n: number, only?: string): Promise<CaseResult> {
+  const r = rng(seed * 1_000_003 + n);
+  const targets = only === undefined ? FUZZ_TARGETS : FUZZ_TARGETS.filter((t) => t.name === only);
+  if (targets.length === 0) throw new Error(`no fuzz target named '${only}'`);
+  const total = targets.reduce((t, x) => t + x.weight, 0);
+  let pick = r() * total;
+  const target = targets.find((t) => (pick -= t.weight) < 0) ?? targets[targets.length - 1];
+  if (target === SIM_TARGET) return simCase(r);
+  const dir = Deno.makeTempDirSync({ prefix: "servingcast-fuzz-" });
+  try {
+    const result = await target.run(r, dir);
+    return result.outcome === "finding" ? { ...result, detail: `${target.name}: ${result.detail}` } : result;
+  } catch (e) {
+    return {
+      outcome: "finding",
+      detail: `${target.name}: uncaught ${e instanceof Error ? `${e.name}: ${e.message}` : e}`,
+    };
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 }
 
-/** Runs case `n` of the campaign seeded `seed`. */
-export function fuzzCase(seed: number, n: number): CaseResult {
-  const r = rng(seed * 1_000_003 + n);
+/** One case of the simulator target: a mutated configuration pair, run in memory. */
+function simCase(r: () => number): CaseResult {
   const all = seeds();
   const s = all[Math.floor(r() * all.length)];
   const files: Record<string, string> = { "i.yaml": s.instance, "c.yaml": s.common, ...s.extra };

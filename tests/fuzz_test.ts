@@ -8,11 +8,11 @@
 import assert from "node:assert/strict";
 import { fuzzCase } from "./fuzz.ts";
 
-Deno.test("300 mutated configurations: each runs or is a located error, and none prints NaN", () => {
+Deno.test("300 mutated configurations: each runs or is a located error, and none prints NaN", async () => {
   const findings: string[] = [];
   const seen = { ok: 0, located: 0 };
   for (let n = 0; n < 300; n++) {
-    const r = fuzzCase(1, n);
+    const r = await fuzzCase(1, n, "sim");
     if (r.outcome === "finding") findings.push(`case ${n}: ${r.detail}`);
     else seen[r.outcome]++;
   }

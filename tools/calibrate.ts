@@ -20,6 +20,7 @@ import type { CalibrationResult, FitParameter } from "../core/calibrate/fit.ts";
 import { expandScenarioPaths, loadManifest } from "../core/calibrate/manifest.ts";
 import type { ScenarioManifest } from "../core/calibrate/manifest.ts";
 import { calibrateScenarios, loadScenarioCases } from "../core/calibrate/scenarios.ts";
+import { taskMain } from "../scenarios/_args.ts";
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const signed = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
@@ -290,4 +291,4 @@ export function runCalibrate(args: string[], output: CalibrateOutput = io): numb
   }
 }
 
-if (import.meta.main) Deno.exitCode = runCalibrate(Deno.args);
+if (import.meta.main) Deno.exitCode = await taskMain("calibrate", () => runCalibrate(Deno.args));

@@ -9,6 +9,7 @@
 import { CATALOG_BEGIN, CATALOG_END, catalogMarkdown } from "../core/report/catalog.ts";
 import { CONSOLE_OUTPUT, readTaskArgs } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
+import { taskMain } from "../scenarios/_args.ts";
 
 const USAGE = `Usage: deno task docs:catalog
 
@@ -38,4 +39,4 @@ export function runCatalogDoc(argv: readonly string[], io: TaskOutput = CONSOLE_
   return 0;
 }
 
-if (import.meta.main) Deno.exitCode = runCatalogDoc(Deno.args);
+if (import.meta.main) Deno.exitCode = await taskMain("docs:catalog", () => runCatalogDoc(Deno.args));

@@ -9,6 +9,7 @@ import { compareReportHtml, formatCompareTable, runDocumentProblem, runMetricRow
 import { OutputError, outputFileProblem, reason, writeFor } from "../cli_output.ts";
 import { CONSOLE_OUTPUT, readTaskArgs, usageLine } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
+import { taskMain } from "../scenarios/_args.ts";
 
 const USAGE = `Usage: deno task compare A.json B.json [options]
 
@@ -78,4 +79,4 @@ export async function runCompare(argv: readonly string[], io: TaskOutput = CONSO
   return 0;
 }
 
-if (import.meta.main) Deno.exitCode = await runCompare(Deno.args);
+if (import.meta.main) Deno.exitCode = await taskMain("compare", () => runCompare(Deno.args));

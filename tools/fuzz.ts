@@ -36,6 +36,7 @@ async function runCase(seed: number, n: number): Promise<CaseResult> {
     args: [
       "run",
       "--allow-read",
+      "--allow-write",
       "--allow-env",
       "--v8-flags=--max-old-space-size=2048",
       SELF,
@@ -104,6 +105,6 @@ export async function runFuzz(argv: readonly string[], io: TaskOutput = CONSOLE_
 if (import.meta.main) {
   if (Deno.args[0] === "--one") {
     // Child mode: run one case, report it on stdout as JSON.
-    console.log(JSON.stringify(fuzzCase(Number(Deno.args[1]), Number(Deno.args[2]))));
+    console.log(JSON.stringify(await fuzzCase(Number(Deno.args[1]), Number(Deno.args[2]))));
   } else Deno.exitCode = await runFuzz(Deno.args);
 }

@@ -43,6 +43,7 @@ import { parseBound, resolveMetric } from "../core/scenario/mod.ts";
 import { CONSOLE_OUTPUT, parseShard, readTaskArgs, usageLine } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
 import { basename, relative, resolve } from "node:path";
+import { taskMain } from "../scenarios/_args.ts";
 
 const USAGE = `Usage: deno task plan --common_config_path C.yaml --target_rate R --slo 'ttft.p99<=2' [--slo …]
        [--devices H100_SXM_80G,H200_SXM_141G,MI300X_192G] [--tp 1,2,4,8] [--max_devices 64]
@@ -554,4 +555,4 @@ export function planFiles(r: PlanResult, outDir: string): Record<string, string>
   };
 }
 
-if (import.meta.main) Deno.exitCode = await runPlan(Deno.args);
+if (import.meta.main) Deno.exitCode = await taskMain("plan", () => runPlan(Deno.args));

@@ -23,6 +23,7 @@ import type { TaskOutput } from "../scenarios/_args.ts";
 import { outputFileProblem } from "../cli_output.ts";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { taskMain } from "../scenarios/_args.ts";
 
 const USAGE = `Usage: deno task screenshot PAGE.html OUT.png [--width 1280]
 
@@ -233,4 +234,4 @@ export async function runScreenshot(argv: readonly string[], io: TaskOutput = CO
   }
 }
 
-if (import.meta.main) Deno.exitCode = await runScreenshot(Deno.args);
+if (import.meta.main) Deno.exitCode = await taskMain("screenshot", () => runScreenshot(Deno.args));

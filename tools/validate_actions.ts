@@ -21,6 +21,7 @@
 import type { ValidationError } from "@action-validator/core";
 import { CONSOLE_OUTPUT, readTaskArgs } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
+import { taskMain } from "../scenarios/_args.ts";
 
 const USAGE = `Usage: deno task validate:actions [FILE …]
 
@@ -110,4 +111,4 @@ export async function runValidateActions(argv: readonly string[], io: TaskOutput
   return invalid > 0 ? 1 : 0;
 }
 
-if (import.meta.main) Deno.exitCode = await runValidateActions(Deno.args);
+if (import.meta.main) Deno.exitCode = await taskMain("validate:actions", () => runValidateActions(Deno.args));

@@ -27,6 +27,13 @@ import { applyProfile, calibration, hasConstant, hostOf, isRocm, versionBefore }
 import type { HostModel, ProfiledServing } from "./engine_profiles.ts";
 import type { Calibration } from "./calibrated.ts";
 
+/**
+ * The slowest KV link a deployment may declare (bandwidth × rate × TP),
+ * bytes/s: 1 MB/s, a thousandth of a 10 GbE port. Below it a prompt's KV
+ * takes days to move and transfer times leave the integer-µs clock.
+ */
+const MIN_LINK_BYTES_PER_S = 1e6;
+
 /** The resolved deployment of one instance group. */
 export interface GroupPlan {
   /** Position among all instance groups. */
@@ -353,6 +360,15 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
     const link = mc.enable_kv_transfer_modeling
       ? comm.device2device_bandwidth * comm.device2device_rate * layout.tp
       : Infinity;
+    if (link < MIN_LINK_BYTES_PER_S) {
+      // Slower than this, one request's KV takes longer to move than a run may last (times are integer µs).
+      g.source.fail(
+        [...g.path, "communication_config", "device2device_rate"],
+        `the KV link's usable bandwidth (device2device_bandwidth × device2device_rate × TP = ${
+          link.toPrecision(3)
+        } bytes/s) is below ${MIN_LINK_BYTES_PER_S.toLocaleString("en-US")} bytes/s`,
+      );
+    }
     for (let inst = 0; inst < g.config.num_instances; inst++) {
       for (let rank = 0; rank < dp; rank++) {
         engines.push({
