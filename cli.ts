@@ -33,6 +33,8 @@ import { fileURLToPath } from "node:url";
 import { describeRun, diagnostics, pools, runFiles, runSources } from "./core/run.ts";
 import type { RunOptions } from "./core/run.ts";
 import { YamlSource } from "./core/config/source.ts";
+import { denoFileSystem } from "./core/config/load.ts";
+import type { FileSystem } from "./core/config/load.ts";
 import { runJson } from "./core/report/run_json.ts";
 import { runReportHtml } from "./core/report/run_report.ts";
 import { formatExtSection } from "./core/report/ext_table.ts";
@@ -45,8 +47,9 @@ import { formatSummaryTable } from "./core/report/table.ts";
 import { formatRequestCsv, ProfileFiles } from "./core/report/profile.ts";
 import type { TraceCounts } from "./core/report/profile.ts";
 import { formatTraceLine } from "./core/workload/trace.ts";
-import { outputDirProblem, OutputError, outputFileProblem, writeFor } from "./cli_output.ts";
+import { outputDirProblem, OutputError, outputFileProblem, writeFor, writeOutput } from "./cli_output.ts";
 import { progressBar } from "./cli_progress.ts";
+import { capMessage } from "./core/config/limits.ts";
 import { deviceTable, formatCatalogText, modelTable } from "./core/report/catalog.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
@@ -241,7 +244,7 @@ function program(io: CliOutput): Command {
     )
     .addOption(
       new Option("--seed <n>", "override load_gen.seed").argParser((v) => {
-        const n = Number(v);
+        const n = /^\d+$/.test(v) ? Number(v) : NaN;
         if (!Number.isInteger(n) || n < 0) {
           throw new CommanderError(2, "seed", `--seed: expected a non-negative integer, got '${v}'`);
         }
@@ -269,16 +272,27 @@ function program(io: CliOutput): Command {
 
 /** Writes lines to a file through a buffer (a million-line dump stays fast and small). */
 class LineWriter {
-  #file: Deno.FsFile;
+  #opened?: Deno.FsFile;
   #buf: string[] = [];
   #size = 0;
   #path: string;
-  constructor(path: string) {
+  #inputs: readonly string[];
+  /**
+   * @param path the file (opened, and so truncated, only at the first flush)
+   * @param inputs the files the run reads: by the first flush, all of them; the dump never overwrites one
+   */
+  constructor(path: string, inputs: readonly string[]) {
     this.#path = path;
-    this.#file = writeFor(
+    this.#inputs = inputs;
+  }
+  get #file(): Deno.FsFile {
+    if (this.#opened) return this.#opened;
+    const problem = outputFileProblem("--dump_requests", this.#path, this.#inputs);
+    if (problem) throw new OutputError(problem);
+    return this.#opened = writeFor(
       "--dump_requests",
-      path,
-      () => Deno.openSync(path, { write: true, create: true, truncate: true }),
+      this.#path,
+      () => Deno.openSync(this.#path, { write: true, create: true, truncate: true }),
     );
   }
   write(line: string): void {
@@ -402,7 +416,12 @@ function describeTrace(opts: CliOptions, counts: TraceCounts): string {
  * @param io where to write (default: the process's standard output and error)
  * @returns the exit code
  */
-export async function main(args: string[], io: CliOutput = PROCESS_OUTPUT): Promise<number> {
+export async function main(args: string[], output: CliOutput = PROCESS_OUTPUT): Promise<number> {
+  // Every stderr line capped (a 1 MB path in an input never prints a 2 MB line); stdout as it is.
+  const io: CliOutput = {
+    ...output,
+    stderr: (s) => output.stderr(s.split("\n").map(capMessage).join("\n")),
+  };
   const err = (s: string) => io.stderr(s + "\n");
   let opts: CliOptions;
   try {
@@ -442,11 +461,12 @@ export async function main(args: string[], io: CliOutput = PROCESS_OUTPUT): Prom
     err(`servingcast: error: ${profileFlag} needs --enable_profiling`);
     return 2;
   }
-  // Output paths are checked before the run: a typo costs no simulation.
+  // Output paths are checked before the run: a typo costs no simulation, and an input is never overwritten.
+  const named = [...opts.instance_config_path ?? [], ...opts.common_config_path ? [opts.common_config_path] : []];
   const badPath = [
-    opts.output_json !== undefined ? outputFileProblem("--output_json", opts.output_json) : undefined,
-    opts.report !== undefined ? outputFileProblem("--report", opts.report) : undefined,
-    opts.dump_requests !== undefined ? outputFileProblem("--dump_requests", opts.dump_requests) : undefined,
+    opts.output_json !== undefined ? outputFileProblem("--output_json", opts.output_json, named) : undefined,
+    opts.report !== undefined ? outputFileProblem("--report", opts.report, named) : undefined,
+    opts.dump_requests !== undefined ? outputFileProblem("--dump_requests", opts.dump_requests, named) : undefined,
     opts.enable_profiling ? outputDirProblem("--profiling_output_path", opts.profiling_output_path) : undefined,
   ].find((x) => x !== undefined);
   if (badPath) {
@@ -472,13 +492,21 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
     err(inputs);
     return 2;
   }
+  // Every file the run reads (the named ones, and the traces, config.json and device files they name): an output
+  // path that is one of them is refused, and the dump is opened only once they are all known (at the first request).
+  const read: string[] = inputs.kind === "files" ? [...inputs.instances, inputs.common] : [];
+  const fs: FileSystem = {
+    readText: (p) => (read.push(p), denoFileSystem.readText(p)),
+    isDirectory: (p) => denoFileSystem.isDirectory(p),
+    lines: (p) => (read.push(p), denoFileSystem.lines!(p)),
+  };
   const run = (options: RunOptions) =>
     inputs.kind === "files"
-      ? runFiles(inputs.instances, inputs.common, options)
+      ? runFiles(inputs.instances, inputs.common, { ...options, fs })
       : runSources(inputs.instances, inputs.common, options);
 
   let profile: ProfileRun | undefined;
-  const dump = opts.dump_requests ? new LineWriter(opts.dump_requests) : undefined;
+  const dump = opts.dump_requests ? new LineWriter(opts.dump_requests, read) : undefined;
   const progress = await progressBar({
     terminal: io.isTerminal?.() ?? false,
     label: "simulating",
@@ -532,12 +560,12 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
   io.stdout(text);
   if (opts.output_json) {
     const path = opts.output_json;
-    writeFor("--output_json", path, () => Deno.writeTextFileSync(path, json()));
+    writeOutput("--output_json", path, json(), read);
   }
   if (opts.report !== undefined) {
     const path = opts.report;
     const html = await runReportHtml(out, describeRun(out));
-    writeFor("--report", path, () => Deno.writeTextFileSync(path, html));
+    writeOutput("--report", path, html, read);
     if (!opts.quiet) err(`report written to ${path}`);
   }
   if (profile) {

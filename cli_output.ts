@@ -39,24 +39,34 @@ export function reason(e: unknown): string {
 
 /**
  * Why `path` cannot be written as a file by `flag`, or undefined when it can
- * be tried: its folder must exist and be a folder, and it must not be a folder.
+ * be tried: its folder must exist and be a folder; it must not be a folder
+ * or name one (`out/`, `.`), nor be one of `inputs` (the run's input files:
+ * an output never overwrites one); its name must fit in 255 bytes. A file
+ * the user named may be a link or a device (`/dev/stdout`); a file a task
+ * names itself inside a folder the user named (`inFolder`) must be a
+ * regular file or new, never a symbolic link: outputs never leave the
+ * named folder through one.
  */
-export function outputFileProblem(flag: string, path: string, inputs: readonly string[] = []): string | undefined {
+export function outputFileProblem(
+  flag: string,
+  path: string,
+  inputs: readonly string[] = [],
+  inFolder = false,
+): string | undefined {
   if (path === "") return `${flag}: expected a file path, got ''`;
   const shown = clip(path);
+  if (statOf(path)?.isDirectory) return `${flag}: ${shown} is a directory; expected a file path`;
   if (/[\\/]$/.test(path) || /(^|[\\/])\.\.?$/.test(path)) {
     return `${flag}: ${shown} names a folder; expected a file path`;
   }
   if (new TextEncoder().encode(basename(path)).length > NAME_MAX) {
     return `${flag}: cannot write ${shown}: its file name is longer than ${NAME_MAX} bytes`;
   }
-  const link = lstatOf(path);
-  if (link?.isSymlink) {
-    return `${flag}: ${shown} is a symbolic link; outputs are never written through one (remove it or name another file)`;
+  if (inFolder && lstatOf(path)?.isSymlink) {
+    return `${flag}: ${shown} is a symbolic link; outputs are never written through one (remove it)`;
   }
   const target = statOf(path);
-  if (target?.isDirectory) return `${flag}: ${shown} is a directory; expected a file path`;
-  if (target && !target.isFile) return `${flag}: ${shown} is not a regular file (a FIFO, device or socket)`;
+  if (inFolder && target && !target.isFile) return `${flag}: ${shown} is not a regular file (a FIFO, device or socket)`;
   if (target) {
     const input = inputs.find((i) => sameFile(statOf(i), target));
     if (input !== undefined) {
@@ -68,8 +78,8 @@ export function outputFileProblem(flag: string, path: string, inputs: readonly s
   const parent = dirname(path);
   const dir = statOf(parent);
   if (dir === null) return undefined;
-  if (!dir) return `${flag}: cannot write ${path}: folder ${parent} does not exist`;
-  if (!dir.isDirectory) return `${flag}: cannot write ${path}: ${parent} is not a folder`;
+  if (!dir) return `${flag}: cannot write ${shown}: folder ${clip(parent)} does not exist`;
+  if (!dir.isDirectory) return `${flag}: cannot write ${shown}: ${clip(parent)} is not a folder`;
   return undefined;
 }
 
@@ -111,12 +121,19 @@ function sameFile(a: Deno.FileInfo | undefined | null, b: Deno.FileInfo): boolea
 }
 
 /**
- * Writes `text` to `path` for `flag`, after {@link outputFileProblem} (so
- * never through a symbolic link, never over an input, never into a FIFO):
- * the one way a task writes a file.
+ * Writes `text` to `path` for `flag`, after {@link outputFileProblem}: never
+ * over an input, and for a file the task names inside the user's folder
+ * (`inFolder`) never through a symbolic link or into a FIFO. The one way a
+ * task writes a file.
  */
-export function writeOutput(flag: string, path: string, text: string, inputs: readonly string[] = []): void {
-  const problem = outputFileProblem(flag, path, inputs);
+export function writeOutput(
+  flag: string,
+  path: string,
+  text: string,
+  inputs: readonly string[] = [],
+  inFolder = false,
+): void {
+  const problem = outputFileProblem(flag, path, inputs, inFolder);
   if (problem) throw new OutputError(problem);
   writeFor(flag, path, () => Deno.writeTextFileSync(path, text));
 }

@@ -32,7 +32,7 @@ import type { ScenarioResult } from "../core/scenario/runner.ts";
 import { readBaseline } from "../core/scenario/baseline.ts";
 import { scenarioReportHtml } from "../core/report/scenario_report.ts";
 import { compareReportHtml, snapshotMetricRows } from "../core/report/compare.ts";
-import { outputDirProblem, OutputError, writeFor } from "../cli_output.ts";
+import { makeOutputDir, outputDirProblem, OutputError, outputFileProblem, reason, writeOutput } from "../cli_output.ts";
 import { clip } from "../core/config/errors.ts";
 import {
   CHECK_FORMATS,
@@ -118,8 +118,14 @@ export async function runCheck(
     io.err(usageLine("check", dirProblem));
     return 2;
   }
-  if (jsonDir) Deno.mkdirSync(jsonDir, { recursive: true });
-  if (reportDir) Deno.mkdirSync(reportDir, { recursive: true });
+  try {
+    if (jsonDir) makeOutputDir("--json-dir", jsonDir);
+    if (reportDir) makeOutputDir("--report-dir", reportDir);
+  } catch (e) {
+    if (!(e instanceof OutputError)) throw e;
+    io.err(usageLine("check", e.message));
+    return 2;
+  }
   const shardText = args.options["--shard"]?.at(-1);
   const shard = shardText === undefined ? { index: 0, count: 1 } : parseShard(shardText);
   if (typeof shard === "string") {
@@ -129,6 +135,7 @@ export async function runCheck(
   const files = (args.files.length ? args.files : scenarioFiles()).filter((_, i) => i % shard.count === shard.index);
 
   let failed = 0;
+  let matched = 0;
   let badInput = false;
   const messages: string[] = [];
   const fmt = (x: number, unit: string) => (Number.isFinite(x) ? `${Number(x.toPrecision(3))}${unit}` : "–");
@@ -138,6 +145,13 @@ export async function runCheck(
     try {
       const s = loadScenario(file, undefined, { baselineDir });
       if (tags.length && !tags.some((t) => s.tags.includes(t))) continue;
+      matched++;
+      // The files this scenario writes, checked before it runs (a folder or a link in the way costs no run).
+      const first = jsonDir ? outputFileProblem("--json-dir", fileIn(jsonDir, `${s.name}.json`), [], true) : undefined;
+      const page = reportDir
+        ? outputFileProblem("--report-dir", fileIn(reportDir, `${s.name}.html`), [], true)
+        : undefined;
+      if (first ?? page) throw new OutputError((first ?? page)!);
       const start = performance.now();
       const r = runScenario(s, undefined, { timeseries: reportDir !== undefined });
       const wall = (performance.now() - start) / 1000;
@@ -167,15 +181,18 @@ export async function runCheck(
           fileIn(jsonDir, `${s.name}${run ? `.${run.replace(/[^\w.=-]+/g, "_")}` : ""}.json`);
         const write = (run: string, outs: readonly RunOutput[]) =>
           outs.forEach((out, k) =>
-            Deno.writeTextFileSync(
+            writeOutput(
+              "--json-dir",
               file(k ? `${run}${run ? "." : ""}seed${out.plan.input.workload.seed}` : run),
               runJson(out),
+              [],
+              true,
             )
           );
         if (s.sweep) {
           const axes = s.sweep.axes;
           for (const p of r.points) write(axes.map((ax, i) => `${ax.key}=${p.values[i]}`).join(","), p.outputs);
-          Deno.writeTextFileSync(fileIn(jsonDir, `${s.name}.sweep.json`), sweepJson(r));
+          writeOutput("--json-dir", fileIn(jsonDir, `${s.name}.sweep.json`), sweepJson(r), [], true);
         } else {
           for (const [run, outs] of r.seedRuns) write(run, outs);
         }
@@ -189,7 +206,7 @@ export async function runCheck(
       }
     } catch (e) {
       if (e instanceof OutputError) {
-        show(`FAIL  ${relative(file)}  (report not written)`);
+        show(`FAIL  ${relative(file)}  (output not written)`);
         for (const m of [...messages, `check: ${e.message}`]) io.err(m);
         return 2;
       }
@@ -204,6 +221,14 @@ export async function runCheck(
     show(line);
     if (format === "github") { for (const a of githubAnnotations(outcomes.at(-1)!, paths)) io.out(a); }
   }
+  if (tags.length && matched === 0 && !badInput) {
+    // A gate that checks nothing must not pass (as scenarioTests and the action refuse it too).
+    io.err(usageLine(
+      "check",
+      `none of the ${files.length} scenario files has the tag ${tags.map((t) => `'${clip(t)}'`).join(" or ")}`,
+    ));
+    return 2;
+  }
   for (const m of messages) io.err(m);
   const code = badInput ? 2 : failed ? 1 : 0;
   if (format === "junit") io.out(junitXml(outcomes, paths));
@@ -213,10 +238,18 @@ export async function runCheck(
   if (format === "markdown") io.out(markdown());
   const summaryFile = env("GITHUB_STEP_SUMMARY");
   if (summaryFile) {
-    try {
-      Deno.writeTextFileSync(summaryFile, `${markdown()}\n\n`, { append: true });
-    } catch (e) {
-      io.err(`check: could not append the summary to GITHUB_STEP_SUMMARY (${summaryFile}): ${(e as Error).message}`);
+    // Never opened unless a regular file (or not there yet): a FIFO would block the job forever.
+    const kind = fileKind(summaryFile);
+    if (kind !== "file" && kind !== "none") {
+      io.err(
+        `check: GITHUB_STEP_SUMMARY (${clip(summaryFile)}) is ${kind}, not a regular file: no job summary written`,
+      );
+    } else {
+      try {
+        Deno.writeTextFileSync(summaryFile, `${markdown()}\n\n`, { append: true });
+      } catch (e) {
+        io.err(`check: could not append the summary to GITHUB_STEP_SUMMARY (${clip(summaryFile)}): ${reason(e)}`);
+      }
     }
   } else if (format === "github" && env === readEnv && !readable("GITHUB_STEP_SUMMARY")) {
     io.err(
@@ -225,6 +258,16 @@ export async function runCheck(
     );
   }
   return code;
+}
+
+/** What is at `path`: a regular file, nothing, or what else (links followed). */
+function fileKind(path: string): string {
+  try {
+    const st = Deno.statSync(path);
+    return st.isFile ? "file" : st.isDirectory ? "a folder" : st.isFifo ? "a FIFO" : "a device or socket";
+  } catch {
+    return "none";
+  }
 }
 
 /** Whether the permission set lets the task read an environment variable. */
@@ -237,7 +280,7 @@ async function writeReports(dir: string, r: ScenarioResult): Promise<void> {
   const s = r.scenario;
   const html = await scenarioReportHtml(r);
   const page = fileIn(dir, `${s.name}.html`);
-  writeFor("--report-dir", page, () => Deno.writeTextFileSync(page, html));
+  writeOutput("--report-dir", page, html, [], true);
   const baseline = r.checks.find((c) => c.name === "baseline");
   if (s.baseline && baseline && !baseline.pass) {
     const stored = readBaseline(s.baseline.file) ?? {};
@@ -247,7 +290,7 @@ async function writeReports(dir: string, r: ScenarioResult): Promise<void> {
       b: "this run",
     });
     const file = fileIn(dir, `${s.name}.baseline.html`);
-    writeFor("--report-dir", file, () => Deno.writeTextFileSync(file, diff));
+    writeOutput("--report-dir", file, diff, [], true);
   }
 }
 

@@ -10,19 +10,32 @@
 import assert from "node:assert/strict";
 import { ROOT, runDeno } from "./_helpers.ts";
 
-Deno.test("a consumer repository's deno test -P runs its own scenarios: one passes, one fails at its file and line", async () => {
+Deno.test("a consumer repository's deno test -P runs its own scenarios, a symlinked one too: one passes, two fail at their file and line", async () => {
   const cwd = `${ROOT}tests/consumer`;
-  const out = await runDeno(["test", "-P", "--quiet"], cwd);
+  // A scenario reached through a symbolic link (issue 25) is a scenario like the others: it must fail the gate.
+  const link = `${cwd}/scenarios/linked_fails.yaml`;
+  Deno.symlinkSync("chat_one_gpu_fails.yaml", link);
+  let out;
+  try {
+    out = await runDeno(["test", "-P", "--quiet"], cwd);
+  } finally {
+    Deno.removeSync(link);
+  }
   const text = out.stdout + out.stderr;
   assert.equal(out.code, 1, text);
   assert.match(text, /^scenario chat-on-two-h100s \(scenarios\/chat_passes\.yaml\) \.\.\. ok /m);
   assert.match(text, /^scenario chat-on-one-h100-tight-slo \(scenarios\/chat_one_gpu_fails\.yaml\) \.\.\. FAILED/m);
+  assert.match(text, /^scenario chat-on-one-h100-tight-slo \(scenarios\/linked_fails\.yaml\) \.\.\. FAILED/m);
   // The failure names the consumer's own scenario file, line and column, the bound and the value.
   assert.match(
     text,
     /error: Error: scenarios\/chat_one_gpu_fails\.yaml:11:3: expect\.ttft\.p99: expected TTFT_FROM_ARRIVAL\(s\)\.P99 < 5ms, got 0\.0\d+/,
   );
-  assert.match(text, /FAILED \| 1 passed \(4 steps\) \| 1 failed \(1 step\)/);
+  assert.match(
+    text,
+    /error: Error: scenarios\/linked_fails\.yaml:11:3: expect\.ttft\.p99: expected TTFT_FROM_ARRIVAL\(s\)\.P99 < 5ms, got 0\.0\d+/,
+  );
+  assert.match(text, /FAILED \| 1 passed \(5 steps\) \| 2 failed \(2 steps\)/);
   // Its own permissions only: read and two environment variables, nothing granted by this repository's deno.json.
   assert.doesNotMatch(text, /NotCapable|Requires .* access/);
 });

@@ -29,8 +29,9 @@ import { pools, runFiles } from "../core/run.ts";
 import { runJson } from "../core/report/run_json.ts";
 import { formatExtSection, formatGroupTable, formatSummaryTable } from "../core/report/mod.ts";
 import { memoryFs } from "./_helpers.ts";
-import { HOSTILE } from "./fuzz_targets/_common.ts";
-import type { CaseResult, FuzzTarget } from "./fuzz_targets/_common.ts";
+import { HOSTILE, mutate } from "./fuzz_targets/_common.ts";
+import type { CaseResult, FuzzTarget, Node } from "./fuzz_targets/_common.ts";
+import { SCENARIO_TREE_TARGET } from "./fuzz_targets/scenario_tree.ts";
 export type { CaseResult, FuzzTarget, Outcome } from "./fuzz_targets/_common.ts";
 
 const root = new URL("../", import.meta.url);
@@ -85,66 +86,11 @@ export function rng(seed: number): () => number {
   };
 }
 
-type Node = Record<string, unknown> | unknown[];
-
-/** Every path to a value in a parsed document. */
-function paths(v: unknown, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
-  if (v !== null && typeof v === "object") {
-    for (const [k, x] of Object.entries(v as Node)) {
-      const p = [...at, Array.isArray(v) ? Number(k) : k];
-      out.push(p);
-      paths(x, p, out);
-    }
-  }
-  return out;
-}
-
-function parentOf(doc: unknown, p: (string | number)[]): Node {
-  let v = doc as Node;
-  for (const k of p.slice(0, -1)) v = (v as Record<string, unknown>)[k as string] as Node;
-  return v;
-}
-
-/** One mutation of a YAML text: structural when it parses, raw otherwise or by chance. */
-export function mutate(text: string, r: () => number): string {
-  const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)];
-  const roll = r();
-  if (roll < 0.15) {
-    // Raw: cut, insert a character, or swap two lines.
-    const lines = text.split("\n");
-    const op = pick(["cut", "insert", "swap"]);
-    if (op === "cut") return text.slice(0, Math.floor(r() * text.length));
-    if (op === "insert") {
-      const at = Math.floor(r() * text.length);
-      return text.slice(0, at) + pick([":", "- ", "{", "[", "&a ", "*a", "\t", "'", "\u0000"]) + text.slice(at);
-    }
-    const i = Math.floor(r() * lines.length);
-    const j = Math.floor(r() * lines.length);
-    [lines[i], lines[j]] = [lines[j], lines[i]];
-    return lines.join("\n");
-  }
-  const doc = parse(text);
-  const all = paths(doc);
-  if (all.length === 0) return text;
-  const p = pick(all);
-  const parent = parentOf(doc, p);
-  const key = p[p.length - 1];
-  if (roll < 0.3) {
-    if (Array.isArray(parent)) parent.splice(key as number, 1);
-    else delete (parent as Record<string, unknown>)[key as string];
-  } else if (roll < 0.38 && Array.isArray(parent)) {
-    parent.push(structuredClone(parent[key as number]));
-  } else {
-    (parent as Record<string, unknown>)[key as string] = structuredClone(pick(HOSTILE));
-  }
-  return stringify(doc);
-}
-
 /** The simulator's configurations, in memory (no folder needed). */
 const SIM_TARGET: FuzzTarget = { name: "sim", weight: 4, run: (r) => simCase(r) };
 
 /** Every target; tests/fuzz_targets/ adds the other entry points. */
-export const FUZZ_TARGETS: FuzzTarget[] = [SIM_TARGET];
+export const FUZZ_TARGETS: readonly FuzzTarget[] = [SIM_TARGET, SCENARIO_TREE_TARGET];
 
 /**
  * Runs case `n` of the campaign seeded `seed`: the target its seed picks,

@@ -83,6 +83,9 @@ function valueAt(data: unknown, path: readonly PathPart[]): unknown {
  * @throws {InputError} at the first problem in file order
  */
 export function validate<S extends z.ZodType>(src: YamlSource, schema: S): z.output<S> {
+  // A map key '__proto__' would be dropped by a record's parse (it sets the prototype): refuse it anywhere.
+  const proto = protoKeyPath(src.data);
+  if (proto) throw new InputError(src.locate(proto, true), "unknown key '__proto__'");
   const r = schema.safeParse(src.data ?? {});
   if (r.success) return r.data;
   const errors = r.error.issues.map((iss) => {
@@ -105,4 +108,15 @@ export function validate<S extends z.ZodType>(src: YamlSource, schema: S): z.out
     (a.location.line ?? 0) - (b.location.line ?? 0) || (a.location.col ?? 0) - (b.location.col ?? 0)
   );
   throw errors[0];
+}
+
+/** The key path of the first own key `__proto__` in `data`, if any. */
+function protoKeyPath(data: unknown, at: PathPart[] = []): PathPart[] | undefined {
+  if (data === null || typeof data !== "object") return undefined;
+  if (!Array.isArray(data) && Object.hasOwn(data, "__proto__")) return [...at, "__proto__"];
+  for (const [k, v] of Object.entries(data)) {
+    const found = protoKeyPath(v, [...at, Array.isArray(data) ? Number(k) : k]);
+    if (found) return found;
+  }
+  return undefined;
 }

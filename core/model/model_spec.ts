@@ -138,6 +138,15 @@ export function modelSpecFromHf(id: string, cfg: HfConfig, fail: FieldError): Mo
       topkGroups: cfg.topk_group ?? cfg.n_group ?? 1,
     }
     : undefined;
+  if (moe && moe.topK > experts) {
+    fail("num_experts_per_tok", `must be at most the number of experts (${experts}), got ${moe.topK}`);
+  }
+  if (moe && (moe.groups < 1 || experts % moe.groups !== 0 || moe.topkGroups > moe.groups)) {
+    fail(
+      cfg.n_group !== undefined && cfg.n_group !== null && experts % cfg.n_group !== 0 ? "n_group" : "topk_group",
+      `expert groups must divide the ${experts} experts and topk_group must be at most n_group (${moe.groups}), got topk_group ${moe.topkGroups}`,
+    );
+  }
   const mla: MlaSpec | undefined = cfg.kv_lora_rank
     ? {
       qLoraRank: cfg.q_lora_rank ?? 0,

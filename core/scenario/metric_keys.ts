@@ -170,7 +170,8 @@ function splitStat(k: string): [string, Statistic] | undefined {
  * @returns the metric, or undefined when the name is unknown
  */
 export function resolveMetric(key: string): MetricRef | undefined {
-  const k = key.trim();
+  // Exactly as written: a key with spaces around it is no metric (as the JSON Schema's pattern says too).
+  const k = key;
   const split = splitStat(k);
   if (split) {
     const [c, stat] = split;

@@ -11,6 +11,7 @@ import { z } from "zod";
 import { clip, describeValue } from "../config/errors.ts";
 import type { SourceLocation } from "../config/errors.ts";
 import { readYaml, resolveFrom } from "../config/load.ts";
+import { TASK_LIMITS } from "../config/limits.ts";
 import type { FileSystem } from "../config/load.ts";
 import {
   CommonFileSchema,
@@ -40,6 +41,9 @@ const assertions = (what: string) =>
   z.record(z.string(), z.unknown(), { error: 'expected a mapping of metric: "<op> <expression>"' }).describe(what);
 
 /** A scenario name: it names files (baselines, `--json-dir` documents), so a plain file name. */
+/** A number of seeds: a positive integer up to TASK_LIMITS.seeds (each seed is a whole run). */
+const seedCount = () =>
+  positiveInt().max(TASK_LIMITS.seeds, { error: `expected at most ${TASK_LIMITS.seeds} seeds (each is a whole run)` });
 const SCENARIO_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$/;
 const NAME_RULE = "expected a name of letters, digits, '.', '_' and '-', not starting with '.', at most 100 characters";
 
@@ -67,9 +71,9 @@ export const ScenarioFileSchema = mapping({
   common: CommonFileSchema.optional().describe("An inline common file (instead of common_config)"),
   seed: seedInt().optional().describe("Overrides load_gen.seed"),
   seeds: z.union([
-    positiveInt(),
+    seedCount(),
     mapping({
-      count: positiveInt().describe("Seeds per run"),
+      count: seedCount().describe("Seeds per run"),
       quantile: z.number().min(0).max(1).optional().describe(
         "Which seed an assertion judges, ranked from the one that breaks its bound most (1, the default) to the one that breaks it least (0); 0.5 = the median seed",
       ),
@@ -493,6 +497,7 @@ export function loadScenario(file: string, fs?: FileSystem, options: LoadScenari
   const variants = new Map<string, ConfigRef>();
   for (const [name, v] of Object.entries(s.variants ?? {})) {
     if (name.includes(".")) src.fail(["variants", name], "a variant name cannot contain '.'", true);
+    if (!SCENARIO_NAME.test(name)) src.fail(["variants", name], NAME_RULE.replace("a name", "a variant name"), true);
     variants.set(
       name,
       completeConfig(
@@ -523,9 +528,21 @@ export function loadScenario(file: string, fs?: FileSystem, options: LoadScenari
         const integer = isIntegerKey(p);
         const i = values.findIndex((v) => !Number.isInteger(v));
         if (integer && i >= 0) src.fail(["sweep", key, i], `${key} takes integers, got ${values[i]}`);
+        if (values.length > TASK_LIMITS.sweepValues) {
+          src.fail(["sweep", key], `${values.length} values; a sweep axis takes at most ${TASK_LIMITS.sweepValues}`);
+        }
         return { key, path: p, values, integer, location: src.locate(["sweep", key]) };
       }),
     };
+    const points = sweep.axes.reduce((n, ax) => n * ax.values.length, 1);
+    if (points > TASK_LIMITS.sweepPoints) {
+      src.fail(
+        ["sweep"],
+        `${points.toLocaleString("en-US")} points (${
+          sweep.axes.map((ax) => ax.values.length).join(" × ")
+        }); a sweep runs at most ${TASK_LIMITS.sweepPoints.toLocaleString("en-US")}: split the scenario`,
+      );
+    }
   }
   if (s.max_rate_meeting && s.min_value_meeting) {
     src.fail(
