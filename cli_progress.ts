@@ -11,7 +11,7 @@
 export interface Progress {
   /** `done` of `total` items; undefined when no bar is shown (not a terminal). */
   readonly onProgress?: (done: number, total: number) => void;
-  /** Clears the bar. */
+  /** Clears the bar (a later report draws it again). */
   stop(): void;
 }
 
@@ -50,6 +50,10 @@ export async function progressBar(o: ProgressOptions): Promise<Progress> {
       }
       bar.update(done);
     },
-    stop: () => bar?.stop(),
+    // Stopping clears the bar; a later report draws it again (a task prints a line between two reports).
+    stop: () => {
+      bar?.stop();
+      bar = undefined;
+    },
   };
 }

@@ -44,6 +44,7 @@ import {
 } from "../core/report/ci_formats.ts";
 import type { ScenarioOutcome, WorkspacePaths } from "../core/report/ci_formats.ts";
 import { taskMain } from "./_args.ts";
+import { progressBar } from "../cli_progress.ts";
 
 const USAGE = `Usage: deno task check [scenario.yaml …] [--tag TAG …] [--json-dir DIR] [--report-dir DIR] [--shard I/N]
 
@@ -139,7 +140,16 @@ export async function runCheck(
   let badInput = false;
   const messages: string[] = [];
   const fmt = (x: number, unit: string) => (Number.isFinite(x) ? `${Number(x.toPrecision(3))}${unit}` : "–");
+  // On a terminal, past 2 s, a bar of the scenarios done (cleared before each scenario's line is printed).
+  const progress = await progressBar({
+    terminal: io === CONSOLE_OUTPUT && Deno.stderr.isTerminal(),
+    label: "checking",
+    unit: "scenarios",
+    delayMs: 2000,
+  });
+  let done = 0;
   for (const file of files) {
+    progress.onProgress?.(done++, files.length);
     let line: string;
     const begun = performance.now();
     try {
@@ -218,6 +228,7 @@ export async function runCheck(
       const seconds = (performance.now() - begun) / 1000;
       outcomes.push({ kind: "bad input", file, message: e.message, location: e.location, detail: e.detail, seconds });
     }
+    progress.stop();
     show(line);
     if (format === "github") { for (const a of githubAnnotations(outcomes.at(-1)!, paths)) io.out(a); }
   }

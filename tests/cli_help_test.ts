@@ -40,7 +40,7 @@ const HELP_FIRST_LINES: Record<string, string> = {
   plan: "Usage: deno task plan --common_config_path C.yaml --target_rate R --slo 'ttft.p99<=2' [--slo …]",
   "golden:update": "Usage: deno task golden:update",
   "docs:catalog": "Usage: deno task docs:catalog",
-  fuzz: "Usage: deno task fuzz [--cases N] [--seed S] [--from K]",
+  fuzz: "Usage: deno task fuzz [--cases N] [--seed S] [--from K] [--target NAME]",
   compare: "Usage: deno task compare A.json B.json [options]",
   screenshot: "Usage: deno task screenshot PAGE.html OUT.png [--width 1280]",
   "validate:actions": "Usage: deno task validate:actions [FILE …]",
@@ -149,6 +149,11 @@ Deno.test("a bad argument or a bad file exits 2 with one line, never an uncaught
     ["schema", ["--bogus"], /^schema: takes no arguments, got '--bogus' \(deno task schema --help\)$/],
     ["calibrate", ["--bogus"], /^calibrate: unknown option '--bogus' \(deno task calibrate --help\)$/],
     ["fuzz", ["--cases", "-1"], /^fuzz: --cases: expected a non-negative integer, got '-1' \(deno task fuzz --help\)$/],
+    [
+      "fuzz",
+      ["--target", "nothing"],
+      /^fuzz: --target: expected one of 'sim', 'scenarioTests', 'plan --merge'.*, got 'nothing' \(deno task fuzz --help\)$/,
+    ],
     ["validate:actions", ["no/such/workflow.yml"], /^no\/such\/workflow\.yml: cannot read: file not found$/],
   ];
   const check = (what: string, run: CliRun, want: RegExp) => {

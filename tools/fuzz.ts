@@ -7,21 +7,26 @@
  *
  * @module
  */
-import { fuzzCase } from "../tests/fuzz.ts";
+import { FUZZ_TARGETS, fuzzCase } from "../tests/fuzz.ts";
 import type { CaseResult } from "../tests/fuzz.ts";
 import { CONSOLE_OUTPUT, readTaskArgs, usageLine } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
 
-const USAGE = `Usage: deno task fuzz [--cases N] [--seed S] [--from K]
+const USAGE = `Usage: deno task fuzz [--cases N] [--seed S] [--from K] [--target NAME]
 
-Mutates the bundled configurations and trace (tests/fuzz.ts) and runs each case
-in its own process (30 s, 2 GiB): a case must run or fail as a located input
-error, and print no NaN. Hangs, crashes and NaN are findings.
+Fuzzes every entry point (tests/fuzz.ts, tests/fuzz_targets/): the simulator's
+configurations and trace, plan --merge shard folders, calibrate inputs, compare
+documents and scenarioTests file trees (symbolic links included), each case in
+its own process (30 s, 2 GiB) and temporary folder. A case must run, or fail as
+one located exit-2 line; it must print no NaN or Infinity, no unasked workflow
+command, and write nothing outside its folder. Hangs, crashes, stack traces and
+the rest are findings.
 
-  --cases N   how many cases (default 1000)
-  --seed S    the campaign's seed (default 20261201; the suite uses 1)
-  --from K    the first case number (default 0), to resume or reproduce
-  -h, --help  show this help and exit
+  --cases N      how many cases (default 1000)
+  --seed S       the campaign's seed (default 20261201; the suite uses 1)
+  --from K       the first case number (default 0), to resume or reproduce
+  --target NAME  only this entry point: ${FUZZ_TARGETS.map((t) => t.name).join(", ")}
+  -h, --help     show this help and exit
 
 Exit codes: 0 no finding; 1 findings; 2 bad arguments.`;
 
@@ -31,7 +36,7 @@ const LIMIT_MS = 30_000;
 const SELF = new URL(import.meta.url).pathname;
 
 /** Runs case `n` of the campaign `seed` in its own process (30 s, 2 GiB): a hang or a crash is a finding. */
-async function runCase(seed: number, n: number): Promise<CaseResult> {
+async function runCase(seed: number, n: number, target?: string): Promise<CaseResult> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -43,6 +48,7 @@ async function runCase(seed: number, n: number): Promise<CaseResult> {
       "--one",
       String(seed),
       String(n),
+      ...(target === undefined ? [] : [target]),
     ],
     stdout: "piped",
     stderr: "piped",
@@ -66,8 +72,22 @@ async function runCase(seed: number, n: number): Promise<CaseResult> {
  * @returns the exit code: 0 no finding (or help), 1 findings, 2 bad arguments
  */
 export async function runFuzz(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): Promise<number> {
-  const args = readTaskArgs({ task: "fuzz", usage: USAGE, options: ["--cases", "--seed", "--from"] }, argv, io);
+  const args = readTaskArgs(
+    { task: "fuzz", usage: USAGE, options: ["--cases", "--seed", "--from", "--target"] },
+    argv,
+    io,
+  );
   if (typeof args === "number") return args;
+  const target = args.options["--target"]?.at(-1);
+  if (target !== undefined && !FUZZ_TARGETS.some((t) => t.name === target)) {
+    io.err(
+      usageLine(
+        "fuzz",
+        `--target: expected one of ${FUZZ_TARGETS.map((t) => `'${t.name}'`).join(", ")}, got '${target}'`,
+      ),
+    );
+    return 2;
+  }
   const values: Record<string, number> = { "--cases": 1000, "--seed": 20261201, "--from": 0 };
   for (const name of Object.keys(values)) {
     const v = args.options[name]?.at(-1);
@@ -85,11 +105,15 @@ export async function runFuzz(argv: readonly string[], io: TaskOutput = CONSOLE_
   const worker = async () => {
     while (next < from + cases) {
       const n = next++;
-      const r = await runCase(seed, n);
+      const r = await runCase(seed, n, target);
       counts[r.outcome]++;
       if (r.outcome === "finding") {
         io.out(`case ${n}: ${r.detail}`);
-        if (r.files) io.out(`  reproduce: fuzzCase(${seed}, ${n}) in tests/fuzz.ts`);
+        if (r.files) {
+          io.out(
+            `  reproduce: deno task fuzz --seed ${seed} --from ${n} --cases 1${target ? ` --target '${target}'` : ""}`,
+          );
+        }
       }
     }
   };
@@ -105,6 +129,6 @@ export async function runFuzz(argv: readonly string[], io: TaskOutput = CONSOLE_
 if (import.meta.main) {
   if (Deno.args[0] === "--one") {
     // Child mode: run one case, report it on stdout as JSON.
-    console.log(JSON.stringify(await fuzzCase(Number(Deno.args[1]), Number(Deno.args[2]))));
+    console.log(JSON.stringify(await fuzzCase(Number(Deno.args[1]), Number(Deno.args[2]), Deno.args[3])));
   } else Deno.exitCode = await runFuzz(Deno.args);
 }

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { InputError } from "../core/config/errors.ts";
+import { clip, describeValue, InputError } from "../core/config/errors.ts";
+import { TASK_LIMITS } from "../core/config/limits.ts";
 import { denoFileSystem, readYaml } from "../core/config/load.ts";
 import type { YamlSource } from "../core/config/source.ts";
 import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
@@ -17,12 +18,14 @@ import { scenarioSections } from "../core/report/scenario_report.ts";
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { progressBar } from "../cli_progress.ts";
 import { planInWorkers } from "../core/planner/parallel.ts";
-import { outputDirProblem, OutputError, writeFor } from "../cli_output.ts";
+import { makeOutputDir, outputDirProblem, OutputError, outputFileProblem, reason, writeOutput } from "../cli_output.ts";
 import { planChartSpec } from "../core/planner/chart.ts";
 import {
   assemblePlan,
   candidateList,
+  checkPlanRequest,
   deploymentYaml,
+  PlanRequestError,
   planShard,
   rateKey,
   settingLines,
@@ -39,10 +42,11 @@ import type {
   ShardOutcome,
   Topology,
 } from "../core/planner/planner.ts";
-import { parseBound, resolveMetric } from "../core/scenario/mod.ts";
+import { jsonPath, parseSlo, readShard, requestProblem, requestShapeProblem } from "../core/planner/request.ts";
+import type { PlanDataProblem } from "../core/planner/request.ts";
 import { CONSOLE_OUTPUT, parseShard, readTaskArgs, usageLine } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
-import { basename, relative, resolve } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import { taskMain } from "../scenarios/_args.ts";
 
 const USAGE = `Usage: deno task plan --common_config_path C.yaml --target_rate R --slo 'ttft.p99<=2' [--slo …]
@@ -104,21 +108,7 @@ const OPTIONS = [
   "--workers",
 ];
 
-/** `ttft.p99<=2` as a key and a bound expression, or why not. */
-export function parseSlo(text: string): PlanSlo | string {
-  const m = /^\s*([A-Za-z_][\w.()/ -]*?)\s*(<=|>=|==|<|>)\s*(.+?)\s*$/.exec(text);
-  if (!m) return `--slo '${text}': expected KEY OP BOUND, e.g. 'ttft.p99<=2'`;
-  const [, key, op, value] = m;
-  if (!resolveMetric(key)) return `--slo '${text}': unknown metric '${key}'`;
-  // A plain number, optionally at a confidence ('@ 90%'): the planner compares against a bound, not an expression
-  // of other metrics.
-  const n = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)(\s*@\s*\S+)?$/i.exec(value);
-  if (!n) return `--slo '${text}': expected a number after ${op}, got '${value}'`;
-  const bound = `${op} ${n[1]}${n[2] ? ` @ ${n[2].replace(/^\s*@\s*/, "")}` : ""}`;
-  const parsed = parseBound(bound);
-  if (typeof parsed === "string") return `--slo '${text}': ${parsed}`;
-  return { key, bound };
-}
+export { parseSlo };
 
 /**
  * Runs `deno task plan` with `argv`, its lines to `io`: the exit code (0 a
@@ -132,25 +122,32 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
     io.err(usageLine("plan", message));
     return 2;
   };
-  const count = (k: string, fallback: number, min = 1): number | string => {
+  // Every count a user gives is checked against TASK_LIMITS before any work.
+  const count = (k: string, fallback: number, limit?: { max: number; what: string }): number | string => {
     const v = opt(k);
     if (v === undefined) return fallback;
     const n = Number(v);
-    return Number.isSafeInteger(n) && n >= min ? n : `${k}: expected an integer ≥ ${min}, got '${v}'`;
+    if (Number.isSafeInteger(n) && n >= 1 && n <= (limit?.max ?? Infinity)) return n;
+    return limit
+      ? `${k}: expected an integer from 1 to ${limit.max.toLocaleString("en-US")} (${limit.what}), got '${clip(v)}'`
+      : `${k}: expected an integer ≥ 1, got '${clip(v)}'`;
   };
-  const top = count("--top", 10);
+  const top = count("--top", 10, { max: TASK_LIMITS.top, what: "the most candidates of a search" });
   if (typeof top === "string") return bad(top);
-  // The output folder is checked before any simulation, and a write that still fails is one line, exit 2.
-  const outDir = opt("--out") ?? opt("--merge");
-  const outProblem = outDir === undefined ? undefined : outputDirProblem("--out", outDir);
-  if (outProblem) return bad(outProblem);
   const reportDir = opt("--report-dir");
-  const reportProblem = reportDir === undefined ? undefined : outputDirProblem("--report-dir", reportDir);
-  if (reportProblem) return bad(reportProblem);
   const mergeDir = opt("--merge");
   if (mergeDir !== undefined) {
     try {
-      return await finish(mergeShards(mergeDir), top, opt("--out") ?? mergeDir, io, reportDir);
+      const names = shardNames(mergeDir);
+      const out = opt("--out") ?? mergeDir;
+      const inputs = names.map((n) => join(mergeDir, n));
+      // Without --out, the plan goes into the shard folder: a problem there is named as --merge's.
+      const flag = opt("--out") === undefined ? "--merge" : "--out";
+      const problem = outputsProblem(flag, out, PLAN_FILES, inputs) ??
+        (reportDir === undefined ? undefined : outputsProblem("--report-dir", reportDir, REPORT_FILES, inputs));
+      if (problem) return bad(problem);
+      const result = mergeShards(mergeDir, names);
+      return await finish(result, top, { flag, dir: out }, io, reportDir, [...inputs, result.request.commonFile]);
     } catch (e) {
       if (!(e instanceof InputError || e instanceof OutputError)) throw e;
       io.err(e.message);
@@ -160,17 +157,22 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
   const shardText = opt("--shard");
   const shard: PlanShard | string = shardText === undefined ? { index: 0, count: 1 } : parseShard(shardText);
   if (typeof shard === "string") return bad(shard);
+  if (shard.count > TASK_LIMITS.shards) {
+    return bad(`--shard: expected at most ${TASK_LIMITS.shards.toLocaleString("en-US")} shards, got '${shardText}'`);
+  }
   if (shard.count > 1 && reportDir !== undefined) {
     return bad("--report-dir needs the whole plan: pass it to the --merge run");
   }
-  if (shard.count > 1 && !opt("--out")) {
+  const out = opt("--out");
+  if (shard.count > 1 && !out) {
     return bad("--shard needs --out DIR (where the shard's JSON goes, for --merge)");
   }
   const common = opt("--common_config_path");
   if (!common) return bad("--common_config_path is required");
-  const rate = Number(opt("--target_rate"));
+  const rateText = opt("--target_rate") ?? "";
+  const rate = Number(rateText);
   if (!(rate > 0 && Number.isFinite(rate))) {
-    return bad(`--target_rate: expected a positive number, got '${opt("--target_rate") ?? ""}'`);
+    return bad(`--target_rate: expected a positive number, got '${clip(rateText)}'`);
   }
   const sloTexts = parsed.options["--slo"] ?? [];
   if (sloTexts.length === 0) return bad("at least one --slo is required, e.g. --slo 'ttft.p99<=2'");
@@ -184,16 +186,16 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
   const devices = (opt("--devices") ?? "H100_SXM_80G,H200_SXM_141G,MI300X_192G").split(",").map((d) => d.trim());
   for (const d of devices) {
     if (!Object.hasOwn(DEVICE_CATALOG, d)) {
-      return bad(`--devices: unknown device '${d}' (deno task sim --list-devices)`);
+      return bad(`--devices: unknown device '${clip(d)}' (deno task sim --list-devices)`);
     }
   }
   const tpSizes = (opt("--tp") ?? "1,2,4,8").split(",").map((t) => Number(t.trim()));
   if (tpSizes.some((t) => !Number.isSafeInteger(t) || t < 1)) {
-    return bad(`--tp: expected integers ≥ 1, got '${opt("--tp")}'`);
+    return bad(`--tp: expected integers ≥ 1, got '${clip(opt("--tp") ?? "")}'`);
   }
   const topologies = (opt("--topology") ?? "agg").split(",").map((t) => t.trim());
   for (const t of topologies) {
-    if (t !== "agg" && t !== "disagg") return bad(`--topology: expected agg, disagg or agg,disagg, got '${t}'`);
+    if (t !== "agg" && t !== "disagg") return bad(`--topology: expected agg, disagg or agg,disagg, got '${clip(t)}'`);
   }
   const settings: Record<string, (number | string)[]> = {};
   for (
@@ -205,7 +207,9 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
     const v = opt(flag);
     if (v === undefined) continue;
     const list = v.split(",").map((x) => Number(x.trim()));
-    if (list.some((n) => !Number.isSafeInteger(n) || n < 1)) return bad(`${flag}: expected integers ≥ 1, got '${v}'`);
+    if (list.some((n) => !Number.isSafeInteger(n) || n < 1)) {
+      return bad(`${flag}: expected integers ≥ 1, got '${clip(v)}'`);
+    }
     settings[key] = list;
   }
   const quant = opt("--quantization");
@@ -213,26 +217,38 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
     const list = quant.split(",").map((q) => q.trim());
     const unknown = list.find((q) => !(LINEAR_QUANT as readonly string[]).includes(q));
     if (unknown !== undefined) {
-      return bad(`--quantization: expected some of ${LINEAR_QUANT.join(", ")}, got '${unknown}'`);
+      return bad(`--quantization: expected some of ${LINEAR_QUANT.join(", ")}, got '${clip(unknown)}'`);
     }
     settings["model_config.quantize_linear_action"] = list;
   }
   const kinds = (opt("--parallel") ?? "tp").split(",").map((k) => k.trim());
   for (const k of kinds) {
-    if (k !== "tp" && k !== "tp-ep" && k !== "dp-ep") return bad(`--parallel: expected tp, tp-ep or dp-ep, got '${k}'`);
+    if (k !== "tp" && k !== "tp-ep" && k !== "dp-ep") {
+      return bad(`--parallel: expected tp, tp-ep or dp-ep, got '${clip(k)}'`);
+    }
   }
-  const workers = count("--workers", Math.max(1, navigator.hardwareConcurrency || 1));
+  const workers = count(
+    "--workers",
+    Math.max(1, Math.min(TASK_LIMITS.workers, navigator.hardwareConcurrency || 1)),
+    { max: TASK_LIMITS.workers, what: "threads beyond a few hundred only contend for the cores" },
+  );
   if (typeof workers === "string") return bad(workers);
   const maxDevices = count("--max_devices", 64);
-  const seeds = count("--seeds", 1);
+  const seeds = count("--seeds", 1, { max: TASK_LIMITS.seeds, what: "the most seeds of a run" });
   for (const v of [maxDevices, seeds]) if (typeof v === "string") return bad(v);
+  const prices = opt("--prices");
+  const inputs = [common, ...(prices ? [prices] : [])];
+  // The output folders are checked before any simulation, and a write that still fails is one line, exit 2.
+  const outProblem = out === undefined
+    ? undefined
+    : outputsProblem("--out", out, shard.count > 1 ? [shardFileName(shard)] : PLAN_FILES, inputs);
+  if (outProblem) return bad(outProblem);
+  const reportProblem = reportDir === undefined
+    ? undefined
+    : outputsProblem("--report-dir", reportDir, REPORT_FILES, inputs);
+  if (reportProblem) return bad(reportProblem);
   try {
     readYaml(common, denoFileSystem); // a bad common file is reported as the user named it
-    const prices = readPrices(opt("--prices"));
-    const unpriced = prices && devices.filter((d) => !Object.hasOwn(prices, d));
-    if (unpriced?.length) {
-      return bad(`--prices: no price for ${unpriced.join(", ")} (every device in --devices needs one)`);
-    }
     const request: PlanRequest = {
       commonFile: resolve(common),
       targetRate: rate,
@@ -243,9 +259,14 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
       ...(kinds.length !== 1 || kinds[0] !== "tp" ? { parallel: kinds as ParallelKind[] } : {}),
       ...(Object.keys(settings).length ? { settings } : {}),
       maxDevices: maxDevices as number,
-      ...(prices ? { prices } : {}),
+      ...(prices ? { prices: readPrices(prices) } : {}),
       seeds: seeds as number,
     };
+    // The rules a merge checks a shard's request by (so that every shard this writes merges).
+    const problem = requestShapeProblem(request) ?? requestProblem(request);
+    if (problem) return bad(flagProblem(problem));
+    // A rate the common file cannot take is named as the flag (not as the planner's scenario).
+    checkPlanRequest(request);
     const progress = await progressBar({
       terminal: Deno.stderr.isTerminal(),
       label: "planning",
@@ -260,13 +281,10 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
     } finally {
       progress.stop();
     }
-    const out = opt("--out");
     if (shard.count > 1 && out) {
       const file = `${out}/${shardFileName(shard)}`;
-      writeFor("--out", file, () => {
-        Deno.mkdirSync(out, { recursive: true });
-        Deno.writeTextFileSync(file, JSON.stringify(part, finite) + "\n");
-      });
+      makeOutputDir("--out", out);
+      writeOutput("--out", file, JSON.stringify(part, finite) + "\n", inputs, true);
       io.out(
         `planned ${part.outcomes.length} of ${
           candidateList(request).length
@@ -275,12 +293,73 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
       io.out(`wrote ${file}; when every shard is done: deno task plan --merge ${out}`);
       return 0;
     }
-    return await finish(assemblePlan(request, part.outcomes), top, out, io, reportDir);
+    const to = out === undefined ? undefined : { flag: "--out", dir: out };
+    return await finish(assemblePlan(request, part.outcomes), top, to, io, reportDir, inputs);
   } catch (e) {
+    if (e instanceof PlanRequestError) {
+      const flag = FLAG_OF[e.field] ?? "--common_config_path";
+      return bad(`${flag}: ${e.field === "targetRate" ? `${clip(rateText)} req/s: ` : ""}${e.detail}`);
+    }
     if (!(e instanceof InputError || e instanceof OutputError)) throw e;
     io.err(e.message);
     return 2;
   }
+}
+
+/** The flag of each request field. */
+const FLAG_OF: Partial<Record<keyof PlanRequest, string>> = {
+  commonFile: "--common_config_path",
+  targetRate: "--target_rate",
+  slos: "--slo",
+  devices: "--devices",
+  tpSizes: "--tp",
+  parallel: "--parallel",
+  topologies: "--topology",
+  maxDevices: "--max_devices",
+  prices: "--prices",
+  seeds: "--seeds",
+};
+
+/** The flag of each setting a search varies. */
+const SETTING_FLAG: Record<string, string> = {
+  "serving_config.max_num_seqs": "--max_num_seqs",
+  "serving_config.max_tokens_budget": "--max_tokens_budget",
+  "model_config.quantize_linear_action": "--quantization",
+};
+
+/** A request problem of a fresh plan, as its flag: `--seeds: expected …`. */
+function flagProblem(p: PlanDataProblem): string {
+  const [field, key] = p.path;
+  if (field === undefined) return p.detail;
+  const flag = field === "settings" ? SETTING_FLAG[String(key)] : FLAG_OF[field as keyof PlanRequest];
+  return `${flag ?? jsonPath(p.path)}: ${p.detail}`;
+}
+
+/** The files a plan writes into `--out`. */
+const PLAN_FILES = ["plan.json", "deployment.yaml", "scenario.yaml", "pareto.svg"];
+/** The files a plan writes into `--report-dir`. */
+const REPORT_FILES = [...PLAN_FILES, "plan.html"];
+
+/**
+ * Why the folder `dir` cannot take the files `names` for `flag`, or
+ * undefined: the folder must be one (or not exist yet), and no file may be
+ * a symbolic link, a FIFO or an input of the run.
+ */
+function outputsProblem(flag: string, dir: string, names: readonly string[], inputs: readonly string[]) {
+  const problem = outputDirProblem(flag, dir);
+  if (problem) return problem;
+  let folder: boolean;
+  try {
+    folder = Deno.statSync(dir).isDirectory;
+  } catch {
+    folder = false; // created at the end of the run
+  }
+  if (!folder) return undefined;
+  for (const name of names) {
+    const p = outputFileProblem(flag, `${dir}/${name}`, inputs, true);
+    if (p) return p;
+  }
+  return undefined;
 }
 
 /** JSON without NaN or Infinity (written as null). */
@@ -292,35 +371,35 @@ function shardFileName(s: PlanShard): string {
 }
 
 /**
- * Prints the plan and writes its files into `out` (when given and something
+ * Prints the plan and writes its files into `to.dir` (when given and something
  * was planned), and with `reportDir` the files and plan.html there: exit 0,
- * or 1 when nothing meets the SLOs.
+ * or 1 when nothing meets the SLOs. Every file is written by writeOutput:
+ * never through a symbolic link, never over one of `inputs`.
  */
 async function finish(
   result: PlanResult,
   top: number,
-  out: string | undefined,
+  to: { readonly flag: string; readonly dir: string } | undefined,
   io: TaskOutput,
-  reportDir?: string,
+  reportDir: string | undefined,
+  inputs: readonly string[],
 ): Promise<number> {
   const lines = formatPlan(result, top);
   for (const line of lines) io.out(line);
   const write = async (flag: string, dir: string) => {
     const files = { ...planFiles(result, dir), "pareto.svg": await renderSvg(planChartSpec(result)) };
-    writeFor(flag, dir, () => Deno.mkdirSync(dir, { recursive: true }));
+    makeOutputDir(flag, dir);
     for (const [name, text] of Object.entries(files)) {
-      writeFor(flag, `${dir}/${name}`, () => Deno.writeTextFileSync(`${dir}/${name}`, text));
+      writeOutput(flag, `${dir}/${name}`, text, inputs, true);
       io.out(`wrote ${dir}/${name}`);
     }
   };
-  if (out && result.ranked.length) await write("--out", out);
+  if (to && result.ranked.length) await write(to.flag, to.dir);
   if (reportDir !== undefined) {
-    if (result.ranked.length && reportDir !== out) await write("--report-dir", reportDir);
+    if (result.ranked.length && reportDir !== to?.dir) await write("--report-dir", reportDir);
     const html = await planReportHtml(result, lines, reportDir);
-    writeFor("--report-dir", `${reportDir}/plan.html`, () => {
-      Deno.mkdirSync(reportDir, { recursive: true });
-      Deno.writeTextFileSync(`${reportDir}/plan.html`, html);
-    });
+    makeOutputDir("--report-dir", reportDir);
+    writeOutput("--report-dir", `${reportDir}/plan.html`, html, inputs, true);
     io.out(`wrote ${reportDir}/plan.html`);
   }
   return result.ranked.length ? 0 : 1;
@@ -350,69 +429,137 @@ async function planReportHtml(result: PlanResult, lines: readonly string[], dir:
   );
 }
 
+/** A shard file's name, as --shard writes it. */
+const SHARD_NAME = /^plan\.shard-\d+-of-\d+\.json$/;
+
 /**
- * The plan from the shard files in `dir` (plan.shard-I-of-N.json): every
- * shard of one search, each once, all with the same request.
+ * The shard files in `dir` (plan.shard-I-of-N.json), sorted: every entry
+ * by such a name (a symbolic link is followed when read), at most
+ * {@link TASK_LIMITS.shards} of them.
+ *
+ * @throws {InputError} when the folder cannot be read or holds too many
  */
-export function mergeShards(dir: string): PlanResult {
-  let names: string[];
+export function shardNames(dir: string): string[] {
+  const names: string[] = [];
   try {
-    names = [...Deno.readDirSync(dir)].filter((e) => e.isFile && /^plan\.shard-\d+-of-\d+\.json$/.test(e.name))
-      .map((e) => e.name).sort();
+    for (const e of Deno.readDirSync(dir)) {
+      // Any kind of entry: a link is followed when read, and a folder or a FIFO by that name is named as unreadable.
+      if (!SHARD_NAME.test(e.name)) continue;
+      names.push(e.name);
+      if (names.length > TASK_LIMITS.shards) {
+        throw new InputError(
+          { file: dir },
+          `more than ${TASK_LIMITS.shards.toLocaleString("en-US")} plan.shard-I-of-N.json files (a search has at most ${
+            TASK_LIMITS.shards.toLocaleString("en-US")
+          } shards)`,
+        );
+      }
+    }
   } catch (e) {
-    throw new InputError({ file: dir }, `cannot read the shard folder: ${e instanceof Error ? e.message : e}`);
+    if (e instanceof InputError) throw e;
+    throw new InputError({ file: dir }, `cannot read the shard folder: ${reason(e)}`);
   }
   if (names.length === 0) throw new InputError({ file: dir }, "no plan.shard-I-of-N.json file to merge");
-  const shards = names.map((name): ShardOutcome => {
+  return names.sort();
+}
+
+/** The numbers `xs` as a message lists them: at most ten, then how many in all. */
+function listed(xs: readonly number[]): string {
+  const shown = 10;
+  return xs.length <= shown
+    ? xs.join(", ")
+    : `${xs.slice(0, shown).join(", ")} … (${xs.length.toLocaleString("en-US")} in all)`;
+}
+
+/**
+ * The plan from the shard files in `dir` (plan.shard-I-of-N.json): every
+ * shard of one search, each once, all with the same request. Each file is
+ * read through the one input reader (no FIFO, no device, no huge file) and
+ * checked against the one shard schema ({@link readShard}: its request as
+ * a fresh plan's flags are, its outcomes the request's candidates); the
+ * request's common file must read, and take its target rate.
+ *
+ * @param dir the shard folder
+ * @param names its shard files ({@link shardNames})
+ * @throws {InputError} naming the file (and the JSON path) of the first problem
+ */
+export function mergeShards(dir: string, names: readonly string[] = shardNames(dir)): PlanResult {
+  const shards: ShardOutcome[] = [];
+  const byIndex = new Map<number, string>();
+  for (const name of names) {
     const file = `${dir}/${name}`;
+    const fail = (detail: string, path: readonly (string | number)[] = []): never => {
+      throw new InputError({ file }, `not a plan shard: ${detail}${path.length ? ` at ${jsonPath(path)}` : ""}`);
+    };
+    let text: string;
+    try {
+      text = denoFileSystem.readText(file);
+    } catch (e) {
+      throw new InputError({ file }, `cannot read: ${reason(e)}`);
+    }
     let data: unknown;
     try {
-      data = JSON.parse(Deno.readTextFileSync(file));
+      data = JSON.parse(text);
     } catch (e) {
-      throw new InputError({ file }, `not a plan shard: ${e instanceof Error ? e.message : e}`);
+      fail(`not JSON (${clip(e instanceof Error ? e.message : String(e), 200)})`);
     }
-    const d = data as Partial<ShardOutcome> | null;
-    const shape = d !== null && typeof d === "object" && typeof d.request === "object" && d.request !== null &&
-      Number.isSafeInteger(d.shard?.index) && Number.isSafeInteger(d.shard?.count) && Array.isArray(d.outcomes);
-    if (!shape) {
-      throw new InputError({ file }, "not a plan shard: expected request, shard and outcomes (written by --shard)");
+    const s = readShard(data);
+    if ("detail" in s) return fail(s.detail, s.path);
+    const written = shardFileName(s.shard);
+    if (name !== written) fail(`it holds shard ${s.shard.index}/${s.shard.count}, which --shard writes to ${written}`);
+    const first = shards[0];
+    if (first && JSON.stringify(s.request) !== JSON.stringify(first.request)) {
+      fail(`a shard of another search than ${names[0]}`, ["request"]);
     }
-    return d as ShardOutcome;
-  });
-  const first = shards[0];
-  const request = JSON.stringify(first.request);
-  const n = first.shard.count;
-  const seen = new Set<number>();
-  for (const [i, s] of shards.entries()) {
-    const at = { file: `${dir}/${names[i]}` };
-    if (JSON.stringify(s.request) !== request) throw new InputError(at, `a shard of another search than ${names[0]}`);
-    if (s.shard.count !== n) throw new InputError(at, `one of ${s.shard.count} shards, ${names[0]} one of ${n}`);
-    seen.add(s.shard.index);
+    if (first && s.shard.count !== first.shard.count) {
+      fail(`one of ${s.shard.count} shards, ${names[0]} one of ${first.shard.count}`, ["shard", "count"]);
+    }
+    const twin = byIndex.get(s.shard.index);
+    if (twin !== undefined) fail(`shard ${s.shard.index} is also ${twin}`, ["shard", "index"]);
+    byIndex.set(s.shard.index, name);
+    shards.push(s);
   }
-  const missing = Array.from({ length: n }, (_, i) => i).filter((i) => !seen.has(i));
+  const first = shards[0];
+  const n = first.shard.count; // at most TASK_LIMITS.shards (readShard)
+  const missing: number[] = [];
+  for (let i = 0; i < n; i++) if (!byIndex.has(i)) missing.push(i);
   if (missing.length) {
-    throw new InputError({ file: dir }, `shard${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of ${n} missing`);
+    throw new InputError({ file: dir }, `shard${missing.length > 1 ? "s" : ""} ${listed(missing)} of ${n} missing`);
+  }
+  try {
+    checkPlanRequest(first.request);
+  } catch (e) {
+    if (!(e instanceof PlanRequestError)) throw e;
+    throw new InputError(
+      { file: `${dir}/${names[0]}` },
+      `not a plan shard: ${e.field === "targetRate" ? `${first.request.targetRate} req/s: ` : ""}${e.detail} at ${
+        jsonPath(["request", e.field])
+      }`,
+    );
   }
   return assemblePlan(first.request, shards.flatMap((s) => s.outcomes));
 }
 
 /** `--prices FILE`: device type → price per device-hour. */
-function readPrices(file: string | undefined): Record<string, number> | undefined {
-  if (!file) return undefined;
+function readPrices(file: string): Record<string, number> {
   const src: YamlSource = readYaml(file, denoFileSystem); // typed: its fail() then narrows
   const data = src.data;
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     src.fail([], "expected a map of device type to price per device-hour");
   }
-  const prices: Record<string, number> = {};
+  const prices: [string, number][] = [];
   for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
     if (typeof v !== "number" || !(v >= 0) || !Number.isFinite(v)) {
-      return src.fail([k], `expected a price ≥ 0 per device-hour, got ${JSON.stringify(v)}`);
+      return src.fail([k], `expected a price ≥ 0 per device-hour, got ${describeValue(v)}`);
     }
-    prices[k] = v;
+    prices.push([k, v]);
   }
-  return prices;
+  // Own properties, whatever the key (a key '__proto__' is then refused by the request's checks, not a prototype).
+  return Object.fromEntries(prices);
 }
+
+/** Text as printed: control characters escaped (a path or a reason never breaks a line or makes a workflow command). */
+const shown = (s: string) => clip(s, Number.MAX_SAFE_INTEGER);
 
 const num = (x: number, digits = 3) => (Number.isFinite(x) ? Number(x.toPrecision(digits)).toString() : "-");
 
@@ -485,7 +632,7 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     c.pareto ? "*" : "",
   ]);
   const lines = [
-    `Plan: ${q.targetRate} req/s of ${relative(Deno.cwd(), q.commonFile) || q.commonFile}; SLOs ${
+    `Plan: ${q.targetRate} req/s of ${shown(relative(Deno.cwd(), q.commonFile) || q.commonFile)}; SLOs ${
       q.slos.map((s) => `${s.key} ${s.bound}`).join(", ")
     }`,
     "",
@@ -515,7 +662,7 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
       lines.push(
         `  ${c.device} ${c.parallel === "tp" ? "tp" : `${c.parallel} ×`} ${c.tp} ${c.topology}${
           Object.keys(c.settings).length ? ` ${settingsCell(c.settings)}` : ""
-        }: ${c.kind === "fails" ? `fails with ${c.instances} instances: ` : ""}${c.reason}`,
+        }: ${c.kind === "fails" ? `fails with ${c.instances} instances: ` : ""}${shown(c.reason)}`,
       );
     }
   }
@@ -536,7 +683,7 @@ export function planFiles(r: PlanResult, outDir: string): Record<string, string>
     `  Written by deno task plan: ${
       best.topology === "disagg" ? `${best.prefill} prefill + ${best.decode} decode` : best.instances
     } × ${best.device} (tp ${best.tp}) serve ${q.targetRate} req/s`,
-    `  of ${basename(q.commonFile)} within the SLOs, keeping up with the load.`,
+    `  of ${shown(basename(q.commonFile))} within the SLOs, keeping up with the load.`,
     "tags: [planned]",
     "instance_config: deployment.yaml",
     `common_config: ${JSON.stringify(commonRel)}`,

@@ -37,6 +37,13 @@ export const TASK_LIMITS = {
    */
   shards: 10_000,
   /**
+   * Worker threads of one `plan --workers N`: each holds a simulator (tens of
+   * MB); past a few hundred, threads only contend for the cores.
+   */
+  workers: 256,
+  /** The most candidates a `plan --top N` prints. */
+  top: 10_000,
+  /**
    * Points of one time series read back (`compare` documents): `sim` writes
    * at most 256 buckets; a report draws at most this many.
    */

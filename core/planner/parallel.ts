@@ -8,7 +8,7 @@
  * @module
  */
 import { InputError } from "../config/errors.ts";
-import { candidateList } from "./planner.ts";
+import { candidateList, PLAN_REQUEST, PlanRequestError } from "./planner.ts";
 import type { CandidateOutcome, PlanRequest, PlanShard, ShardOutcome } from "./planner.ts";
 import type { WorkerMessage, WorkerTask } from "./worker.ts";
 
@@ -47,8 +47,14 @@ export async function planInWorkers(
           outcomes.set(m.position, m.outcome);
           onProgress?.(outcomes.size, mine.length);
           if (--left === 0) done();
-        } else if (m.kind === "input-error") done(new InputError(m.location, m.detail));
-        else done(new Error(`planner worker: ${m.message}`));
+        } else if (m.kind === "input-error") {
+          // A request's own value (see PlanRequestError) stays one, so that the CLI names its flag.
+          done(
+            m.location.file === PLAN_REQUEST
+              ? new PlanRequestError(m.location.keyPath as keyof PlanRequest, m.detail)
+              : new InputError(m.location, m.detail),
+          );
+        } else done(new Error(`planner worker: ${m.message}`));
       };
       worker.onerror = (e) => {
         e.preventDefault();

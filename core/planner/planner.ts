@@ -11,11 +11,13 @@
  *
  * @module
  */
-import { InputError } from "../config/errors.ts";
+import { clip, InputError } from "../config/errors.ts";
+import { TASK_LIMITS } from "../config/limits.ts";
 import { denoFileSystem, loadConfigSources, readYaml } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
 import { YamlSource } from "../config/source.ts";
 import { buildPlan } from "../config/plan.ts";
+import { workloadOf } from "../config/workload.ts";
 import { resolveLayout } from "../config/layout.ts";
 import type { SimulationPlan } from "../config/plan.ts";
 import { decodeBatch, prefillBatch } from "../hardware/batch.ts";
@@ -218,6 +220,79 @@ function groupLines(
     `    name: ${name}`,
     ...parallelLines(tp, parallel, moe),
   ];
+}
+
+/** The "file" of a {@link PlanRequestError}: the request itself, not a file. */
+export const PLAN_REQUEST = "(plan request)";
+
+/**
+ * A value of the request the common file cannot take (a target rate whose
+ * arrivals would outlast the simulated clock, …): the CLI names the flag it
+ * came from, never the planner's in-memory scenario.
+ */
+export class PlanRequestError extends InputError {
+  /** The request's field (`targetRate`, `seeds`, `settings`, `slos`). */
+  readonly field: keyof PlanRequest;
+
+  /**
+   * @param field the request's field
+   * @param detail what is wrong with its value
+   */
+  constructor(field: keyof PlanRequest, detail: string) {
+    super({ file: PLAN_REQUEST, keyPath: field }, detail);
+    this.name = "PlanRequestError";
+    this.field = field;
+  }
+}
+
+/**
+ * Checks the request against its common file before any search: the file
+ * reads and validates (its errors propagate, located in it), and the target
+ * rate is one its workload can take (the arrivals of its requests at that
+ * rate fit the simulated clock), so that no candidate's run fails on it.
+ *
+ * @throws {InputError} on a bad common file
+ * @throws {PlanRequestError} on a target rate the common file cannot take
+ */
+export function checkPlanRequest(req: PlanRequest, fs: FileSystem = denoFileSystem): void {
+  const common = readYaml(req.commonFile, fs);
+  const probe = `${req.commonFile.replace(/[^/]*$/, "")}.plan-request.yaml`;
+  const text = [
+    ...scenarioHead("plan-request", instanceYaml(req.devices[0], 1, 1), req),
+    "overrides:",
+    `  ${rateKey(common)}: ${req.targetRate}`,
+    'expect: {total_requests: ">= 0"}',
+    "",
+  ].join("\n");
+  try {
+    const v = virtualLoad(probe, text, fs);
+    const [insts, withRate] = scenarioSources(v.scenario, undefined, [], v.fs);
+    const cfg = loadConfigSources(insts, withRate, v.fs);
+    const c = cfg.common;
+    workloadOf(cfg.commonSource, c.load_gen, c.serving_config.max_concurrency, undefined, cfg.trace, c.limits);
+  } catch (e) {
+    throw requestError(e, probe, rateKey(common)) ?? e;
+  }
+}
+
+/**
+ * An error of a scenario the planner wrote at `virtual`, as the request's
+ * field it comes from (the rate, the seeds, a setting, an SLO); undefined
+ * for any other error (the user's files': they propagate as they are).
+ */
+function requestError(e: unknown, virtual: string, rate: string): PlanRequestError | undefined {
+  if (!(e instanceof InputError) || e.location.file !== virtual) return undefined;
+  const key = e.location.keyPath ?? "";
+  const field: keyof PlanRequest = key === rate
+    ? "targetRate"
+    : key === "seeds"
+    ? "seeds"
+    : /^(serving_config|model_config)\./.test(key)
+    ? "settings"
+    : /^(expect|min_value_meeting)\b/.test(key)
+    ? "slos"
+    : "commonFile";
+  return new PlanRequestError(field, key && field !== "targetRate" ? `${key}: ${e.detail}` : e.detail);
 }
 
 /** A file system that serves `extra` (path → text) and reads everything else from `base`. */
@@ -536,6 +611,18 @@ export function planCandidateAt(req: PlanRequest, id: CandidateId, fs: FileSyste
 
 /** One candidate: feasibility, the cost-model bound, then the simulated search. */
 function planCandidate(req: PlanRequest, id: CandidateId, common: YamlSource, fs: FileSystem): CandidateOutcome {
+  const o = searchCandidate(req, id, common, fs);
+  // A reason is one printed line: control characters escaped, at most REASON_CHARS (what a merge reads back).
+  if (o.kind === "planned") return o;
+  const reason = clip(o.reason, Number.MAX_SAFE_INTEGER);
+  return { ...o, reason: reason.length <= REASON_CHARS ? reason : `${reason.slice(0, REASON_CHARS - 1)}…` };
+}
+
+/** The most characters of a candidate's reason (half the message limit: room for the line around it). */
+const REASON_CHARS = TASK_LIMITS.messageChars / 2;
+
+/** {@link planCandidate}'s search. */
+function searchCandidate(req: PlanRequest, id: CandidateId, common: YamlSource, fs: FileSystem): CandidateOutcome {
   const { tp, topology } = id;
   const plan = feasibility(req, id, common, fs);
   if (typeof plan === "string") return { kind: "infeasible", ...id, reason: plan };
@@ -555,8 +642,13 @@ function planCandidate(req: PlanRequest, id: CandidateId, common: YamlSource, fs
   const ctx: SearchContext = { rate: rateKey(common), moe: plan.model.moe !== undefined };
   const virtual = virtualScenario(req, id);
   const run = (text: string) => {
-    const v = virtualLoad(virtual, text, fs);
-    return runScenario(v.scenario, v.fs);
+    try {
+      const v = virtualLoad(virtual, text, fs);
+      return runScenario(v.scenario, v.fs);
+    } catch (e) {
+      // A problem of the planner's own scenario is one of the request's values: named as that, not as the scenario.
+      throw requestError(e, virtual, ctx.rate) ?? e;
+    }
   };
   return topology === "agg"
     ? searchAggregated(req, id, ctx, bounds, maxInstances, run)

@@ -15,4 +15,8 @@ import "../doc_examples_test.ts";
 import "../fuzz_test.ts";
 import "../hardening_config_test.ts";
 import "../hardening_run_test.ts";
+import "../hardening_round2_test.ts";
+import "../hardening_plan_test.ts";
+import "../fuzz_targets/scenario_tree_test.ts";
+import "../fuzz_targets/merge_test.ts";
 import "../publish_test.ts";
