@@ -55,6 +55,7 @@ export function outputFileProblem(
 ): string | undefined {
   if (path === "") return `${flag}: expected a file path, got ''`;
   const shown = clip(path);
+  if (path.includes("\0")) return `${flag}: ${shown} holds a NUL character; no file can be named so`;
   if (statOf(path)?.isDirectory) return `${flag}: ${shown} is a directory; expected a file path`;
   if (/[\\/]$/.test(path) || /(^|[\\/])\.\.?$/.test(path)) {
     return `${flag}: ${shown} names a folder; expected a file path`;
@@ -88,6 +89,7 @@ export function outputFileProblem(
  * a folder, or not exist yet below a folder that does (it is created).
  */
 export function outputDirProblem(flag: string, path: string): string | undefined {
+  if (path.includes("\0")) return `${flag}: ${clip(path)} holds a NUL character; no folder can be named so`;
   const target = statOf(path);
   if (target !== undefined) return target?.isDirectory === false ? `${flag}: ${path} is not a folder` : undefined;
   // Created with its parents at the end of the run: the nearest existing ancestor must be a folder.

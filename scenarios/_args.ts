@@ -57,7 +57,10 @@ export async function taskMain(task: string, run: () => number | Promise<number>
       return 2;
     }
     CONSOLE_OUTPUT.err(`${task}: internal error: ${e instanceof Error ? e.message : String(e)}`);
-    if (Deno.env.get("SERVINGCAST_DEBUG")) console.error(e instanceof Error ? e.stack : e);
+    // The stack only when asked for, and only when the task's permission set lets it read the variable.
+    const debug = Deno.permissions.querySync({ name: "env", variable: "SERVINGCAST_DEBUG" }).state === "granted" &&
+      Deno.env.get("SERVINGCAST_DEBUG");
+    if (debug) console.error(e instanceof Error ? e.stack : e);
     return 1;
   }
 }

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { InputError } from "../core/config/errors.ts";
 import { formatBaseline, loadScenario, runScenario } from "../core/scenario/mod.ts";
 import type { Scenario } from "../core/scenario/mod.ts";
 import { basename, dirname, join } from "node:path";
@@ -13,7 +12,8 @@ import { fileIn } from "../core/scenario/scenario.ts";
 import { scenarioFiles } from "./_files.ts";
 import { CONSOLE_OUTPUT, readTaskArgs } from "./_args.ts";
 import type { TaskOutput } from "./_args.ts";
-import { OutputError, writeFor } from "../cli_output.ts";
+import { makeOutputDir, outputDirProblem, OutputError, outputFileProblem, writeOutput } from "../cli_output.ts";
+import { clip, InputError } from "../core/config/errors.ts";
 import { taskMain } from "./_args.ts";
 
 const USAGE = `Usage: deno task baseline [scenario.yaml …] [--baseline-dir DIR]
@@ -24,7 +24,7 @@ Runs the scenarios that have a 'baseline:' section and rewrites their snapshots
   scenario.yaml …     the scenarios (default: every scenario with 'baseline:')
   --baseline-dir DIR  write the snapshots there instead (as deno task check --baseline-dir reads them);
                       the task's permission set writes under scenarios/ only: elsewhere, run
-                      deno run --allow-read --allow-write=DIR scenarios/baseline.ts …
+                      deno run -P=baseline --allow-write=DIR scenarios/baseline.ts …
   -h, --help          show this help and exit
 
 Exit codes: 0 written; 2 bad input (one line per bad file).`;
@@ -55,6 +55,18 @@ export function runBaseline(argv: readonly string[], io: TaskOutput = CONSOLE_OU
       if (args.files.length) io.err(`${file}: no 'baseline:' in this scenario, nothing written`);
       continue;
     }
+    // Where the snapshot goes, checked before the run (which may take minutes).
+    const flag = baselineDir !== undefined ? "--baseline-dir" : shown(s.file);
+    const dir = baselineDir ?? join(dirname(s.file), "__baselines__");
+    // The name is checked when the scenario is loaded; the path must still stay in its folder.
+    const out = fileIn(dir, basename(s.baseline.file));
+    if (out !== s.baseline.file) throw new Error(`refusing to write ${s.baseline.file}: not in ${dirname(out)}`);
+    const problem = snapshotProblem(file, flag, baselineDir, out);
+    if (problem) {
+      io.err(`baseline: ${problem}`);
+      code = 2;
+      continue;
+    }
     let r;
     try {
       r = runScenario({ ...s, baseline: undefined });
@@ -64,23 +76,74 @@ export function runBaseline(argv: readonly string[], io: TaskOutput = CONSOLE_OU
       code = 2;
       continue;
     }
-    // The name is checked when the scenario is loaded; the path must still stay in __baselines__.
-    const out = fileIn(baselineDir ?? join(dirname(s.file), "__baselines__"), basename(s.baseline.file));
-    if (out !== s.baseline.file) throw new Error(`refusing to write ${s.baseline.file}: not in ${dirname(out)}`);
     try {
-      writeFor("--baseline-dir", out, () => {
-        Deno.mkdirSync(dirname(out), { recursive: true });
-        Deno.writeTextFileSync(out, formatBaseline(r.snapshot));
-      });
+      // Never through a symbolic link: a linked __baselines__ or snapshot file would write outside the folder.
+      const folder = baselineDir !== undefined
+        ? makeOutputDir(flag, baselineDir)
+        : makeOutputDir(flag, dirname(s.file), "__baselines__");
+      writeOutput(flag, join(folder, basename(out)), formatBaseline(r.snapshot), [s.file], true);
     } catch (e) {
       if (!(e instanceof OutputError)) throw e;
-      io.err(`baseline: ${e.message} (see deno task baseline --help)`);
+      io.err(`baseline: ${e.message}${baselineDir !== undefined ? " (see deno task baseline --help)" : ""}`);
       code = 2;
       continue;
     }
     io.out(`wrote ${out} (${Object.keys(r.snapshot).length} metrics)`);
   }
   return code;
+}
+
+/**
+ * Why the snapshot `out` of the scenario `file` cannot be written, before
+ * the run, or undefined: the task's permission set (write access under
+ * scenarios/ only, so the fix is a command), a symbolic link at its folder
+ * or at the file, or a folder that cannot be created. `--baseline-dir` is
+ * named only when it was given (`baselineDir`).
+ */
+function snapshotProblem(file: string, flag: string, baselineDir: string | undefined, out: string): string | undefined {
+  const dir = dirname(out);
+  const given = baselineDir !== undefined ? ` (--baseline-dir ${shown(baselineDir)})` : "";
+  if (Deno.permissions.querySync({ name: "write", path: out }).state !== "granted") {
+    const again = [
+      "deno run -P=baseline",
+      shellWord(`--allow-write=${dir}`),
+      "scenarios/baseline.ts",
+      shellWord(file),
+      ...(baselineDir !== undefined ? ["--baseline-dir", shellWord(baselineDir)] : []),
+    ].join(" ");
+    return `${shown(file)}: cannot write its snapshot ${shown(out)}${given}: the task's permission set writes under ` +
+      `scenarios/ only; run ${clip(again, 1200)}`;
+  }
+  if (baselineDir === undefined && isLink(dir)) {
+    return `${flag}: ${shown(dir)} is a symbolic link; outputs are never written through one (remove it)`;
+  }
+  const folder = outputDirProblem(flag, dir);
+  if (folder) return folder;
+  return isFolder(dir) ? outputFileProblem(flag, out, [file], true) : undefined;
+}
+
+/** A path as a message shows it: escaped, and cut only when extreme. */
+const shown = (path: string) => clip(path, 500);
+
+/** A word of a shell command, quoted when it holds more than plain path characters. */
+const shellWord = (w: string) => (/^[\w./=@%+:,-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`);
+
+/** Whether a symbolic link is at `path` (not followed). */
+function isLink(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isSymlink;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a folder is at `path` (followed). */
+function isFolder(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }
 
 if (import.meta.main) Deno.exitCode = await taskMain("baseline", () => runBaseline(Deno.args));

@@ -6,7 +6,7 @@
  * error beside the uncalibrated one.
  */
 import assert from "node:assert/strict";
-import { captureTask, runCli, runTask, writeTemp } from "./_helpers.ts";
+import { captureTaskAsync, runCli, runTask, writeTemp } from "./_helpers.ts";
 import { runCalibrate } from "../tools/calibrate.ts";
 import { readYaml } from "../core/config/load.ts";
 import { loadConfigSources } from "../core/config/load.ts";
@@ -18,7 +18,7 @@ import { ROOT } from "./_helpers.ts";
 import { calibration } from "../core/config/engine_profiles.ts";
 
 /** `deno task calibrate` in-process: its exit code and what it printed (the task's own entry point is run once below). */
-const calibrateCli = (args: string[]) => captureTask(runCalibrate, args);
+const calibrateCli = (args: string[]) => captureTaskAsync(runCalibrate, args);
 
 const INSTANCE =
   "instance_groups:\n  - {num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}\n";
@@ -82,7 +82,7 @@ Deno.test("deno task calibrate fits a device file from vLLM, SGLang and CSV resu
     `${dir}cal.yaml`,
     "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - vllm: a.json\n  - vllm: b.json\n  - sglang: s.jsonl\n  - csv: m.csv\nfolds: 0\noutput: h100-mine.yaml\n",
   );
-  const run = calibrateCli([`${dir}cal.yaml`]);
+  const run = await calibrateCli([`${dir}cal.yaml`]);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /^calibrated H100_SXM_80G on 5 runs \(14 measured figures\)$/m);
   assert.match(run.stdout, /^ {2}matmul +0\.800 -> +0\.6\d\d$/m);
@@ -101,7 +101,7 @@ Deno.test("deno task calibrate fits a device file from vLLM, SGLang and CSV resu
   assert.equal(sim.code, 0, sim.stderr);
 });
 
-Deno.test("deno task calibrate: two runs fit by default, from the engine profile's values, each point before and after", () => {
+Deno.test("deno task calibrate: two runs fit by default, from the engine profile's values, each point before and after", async () => {
   // A vLLM 0.10 deployment: its runs start from the vllm-0.10 pin's host costs, not the catalog's 500 µs.
   const common = COMMON.replace("serving_config: {", "serving_config: {engine: vllm, engine_version: 0.10.0, ");
   const dir = writeTemp({ "i.yaml": INSTANCE, "c.yaml": common });
@@ -120,7 +120,7 @@ Deno.test("deno task calibrate: two runs fit by default, from the engine profile
     `${dir}cal.yaml`,
     "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - csv: m.csv\n",
   );
-  const run = calibrateCli([`${dir}cal.yaml`]);
+  const run = await calibrateCli([`${dir}cal.yaml`]);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /^calibrated H100_SXM_80G on 2 runs \(4 measured figures\)$/m);
   const step = Math.round(calibration().get("host.vllm-0.10.step_us"));
@@ -144,7 +144,7 @@ Deno.test("deno task calibrate: a bad measurement file or manifest exits 2 with 
     "cal.yaml": "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - sglang: s.jsonl\n",
     "bad.yaml": "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - tgi: x.json\n",
   });
-  const run = calibrateCli([`${dir}cal.yaml`]);
+  const run = await calibrateCli([`${dir}cal.yaml`]);
   assert.equal(run.code, 2);
   assert.match(run.stderr, /s\.jsonl:2:1: not JSON: /);
   const bad = await runTask("calibrate", [`${dir}bad.yaml`]);
@@ -169,7 +169,17 @@ Deno.test("GenAI-Perf and AIPerf profile exports are told apart by content and r
   assert.equal(detectFormat('{"completed": 3, "total_input_tokens": 30}'), "vllm");
   assert.equal(detectFormat('{"completed": 3}\n{"completed": 4}\n'), "sglang");
   assert.equal(detectFormat("num_prompts,input_len,output_len,request_rate\n"), "csv");
-  const [g] = readMeasurements("g.json", genai);
+  const [{ origin, ...g }] = readMeasurements("g.json", genai);
+  // Each field's key in the export, for the errors of the run simulated from it.
+  assert.deepEqual(
+    Object.fromEntries(Object.entries(origin!).map(([k, at]) => [k, `${at.line}:${at.col} ${at.keyPath}`])),
+    {
+      requests: "82:46 request_count.avg",
+      input: "71:12 input_sequence_length.avg",
+      output: "58:12 output_sequence_length.avg",
+      maxConcurrency: "100:20 input_config.concurrency",
+    },
+  );
   assert.deepEqual(
     { ...g, metrics: { ...g.metrics } },
     {
@@ -215,7 +225,7 @@ Deno.test("GenAI-Perf and AIPerf profile exports are told apart by content and r
   );
 });
 
-Deno.test("deno task calibrate reads GenAI-Perf and AIPerf exports; a bad one exits 2 at its line", () => {
+Deno.test("deno task calibrate reads GenAI-Perf and AIPerf exports; a bad one exits 2 at its line", async () => {
   const dir = writeTemp({ "i.yaml": INSTANCE, "c.yaml": COMMON });
   for (
     const f of ["profile_export_genai_perf.json", "profile_export_aiperf.json", "bad_profile_export_genai_perf.json"]
@@ -226,7 +236,7 @@ Deno.test("deno task calibrate reads GenAI-Perf and AIPerf exports; a bad one ex
     `${dir}cal.yaml`,
     "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - genai_perf: profile_export_genai_perf.json\n  - file: profile_export_aiperf.json\nfit: [memory, step_overhead]\nfolds: 0\niterations: 10\n",
   );
-  const run = calibrateCli([`${dir}cal.yaml`]);
+  const run = await calibrateCli([`${dir}cal.yaml`]);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /^calibrated H100_SXM_80G on 2 runs \(6 measured figures\)$/m);
   assert.ok(Deno.statSync(`${dir}cal.device.yaml`).isFile);
@@ -234,7 +244,7 @@ Deno.test("deno task calibrate reads GenAI-Perf and AIPerf exports; a bad one ex
     `${dir}bad.yaml`,
     "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - aiperf: bad_profile_export_genai_perf.json\n",
   );
-  const bad = calibrateCli([`${dir}bad.yaml`]);
+  const bad = await calibrateCli([`${dir}bad.yaml`]);
   assert.equal(bad.code, 2);
   assert.match(
     bad.stderr,
@@ -277,9 +287,9 @@ Deno.test("calibration to the vLLM validation cases: the 5-fold cross-validated 
   assert.equal(r.points, cases.reduce((n, c) => n + c.scenario.measured.length, 0));
 });
 
-Deno.test("deno task calibrate --scenarios fits each device separately and pools the cross-validated error", () => {
+Deno.test("deno task calibrate --scenarios fits each device separately and pools the cross-validated error", async () => {
   const out = Deno.makeTempDirSync({ prefix: "servingcast-cal-" });
-  const run = calibrateCli([
+  const run = await calibrateCli([
     "--scenarios",
     `${VALIDATION}trtllm-ttft-*.yaml`,
     "--fit",
@@ -317,11 +327,11 @@ Deno.test("deno task calibrate --scenarios fits each device separately and pools
   );
   // A manifest names them too (globs relative to it); an engine none of them runs is bad input.
   Deno.writeTextFileSync(`${out}/cal.yaml`, `scenarios: [${VALIDATION}trtllm-ttft-*-l40s-*.yaml]\nengine: lmdeploy\n`);
-  const none = calibrateCli([`${out}/cal.yaml`]);
+  const none = await calibrateCli([`${out}/cal.yaml`]);
   assert.equal(none.code, 2);
   assert.match(none.stderr, /cal\.yaml: no scenario among 2 runs on serving_config\.engine 'lmdeploy'/);
   Deno.writeTextFileSync(`${out}/cal.yaml`, `scenarios: [nothing-*.yaml]\n`);
-  const empty = calibrateCli([`${out}/cal.yaml`]);
+  const empty = await calibrateCli([`${out}/cal.yaml`]);
   assert.equal(empty.code, 2);
   assert.match(empty.stderr, /cal\.yaml:1:\d+: .*nothing-\*\.yaml: no scenario file matches/);
 });

@@ -33,6 +33,8 @@ import { HOSTILE, mutate } from "./fuzz_targets/_common.ts";
 import type { CaseResult, FuzzTarget, Node } from "./fuzz_targets/_common.ts";
 import { SCENARIO_TREE_TARGET } from "./fuzz_targets/scenario_tree.ts";
 import { PLAN_MERGE_TARGET } from "./fuzz_targets/merge.ts";
+import { COMPARE_TARGET } from "./fuzz_targets/compare.ts";
+import { CALIBRATE_TARGET } from "./fuzz_targets/calibrate.ts";
 export type { CaseResult, FuzzTarget, Outcome } from "./fuzz_targets/_common.ts";
 
 const root = new URL("../", import.meta.url);
@@ -91,7 +93,13 @@ export function rng(seed: number): () => number {
 const SIM_TARGET: FuzzTarget = { name: "sim", weight: 4, run: (r) => simCase(r) };
 
 /** Every target; tests/fuzz_targets/ adds the other entry points. */
-export const FUZZ_TARGETS: readonly FuzzTarget[] = [SIM_TARGET, SCENARIO_TREE_TARGET, PLAN_MERGE_TARGET];
+export const FUZZ_TARGETS: readonly FuzzTarget[] = [
+  SIM_TARGET,
+  SCENARIO_TREE_TARGET,
+  PLAN_MERGE_TARGET,
+  COMPARE_TARGET,
+  CALIBRATE_TARGET,
+];
 
 /**
  * Runs case `n` of the campaign seeded `seed`: the target its seed picks,

@@ -5,8 +5,16 @@
  *
  * @module
  */
-import { compareReportHtml, formatCompareTable, runDocumentProblem, runMetricRows } from "../core/report/compare.ts";
-import { OutputError, outputFileProblem, reason, writeFor } from "../cli_output.ts";
+import {
+  compareReportHtml,
+  compareReportNotes,
+  formatCompareTable,
+  readRunDocument,
+  runMetricRows,
+} from "../core/report/compare.ts";
+import { clip } from "../core/config/errors.ts";
+import { denoFileSystem } from "../core/config/load.ts";
+import { OutputError, outputFileProblem, reason, writeOutput } from "../cli_output.ts";
 import { CONSOLE_OUTPUT, readTaskArgs, usageLine } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
 import { taskMain } from "../scenarios/_args.ts";
@@ -20,30 +28,38 @@ Changes for the worse are marked.
 
 Options:
   --report FILE   also write an HTML page: the change table and the CDFs and time
-                  series of both runs overlaid (runs written with time series)
+                  series of both runs overlaid (runs written with time series;
+                  at most 256 points drawn per series, a longer one sampled)
   --changed       print only the metrics that changed
   -h, --help      show this help and exit
 
 Exit codes: 0 compared; 2 bad input.`;
 
-/** Reads a run document, or the one-line reason it is not one. */
+/** A path as a message shows it: escaped, and cut when extreme. */
+const shown = (path: string) => clip(path, 500);
+
+/**
+ * Reads a run document through the one input reader (a FIFO, a device or a
+ * file over its size limit is refused before it is opened), or the
+ * one-line reason it is not one.
+ */
 function readRun(path: string): unknown | string {
   let text: string;
   try {
-    text = Deno.readTextFileSync(path);
+    text = denoFileSystem.readText(path);
   } catch (e) {
-    return `${path}: cannot read: ${reason(e)}`;
+    return `${shown(path)}: cannot read: ${reason(e)}`;
   }
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (e) {
-    return `${path}: not JSON: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`;
+    return `${shown(path)}: not JSON: ${clip(e instanceof Error ? e.message.split("\n")[0] : String(e), 200)}`;
   }
-  const problem = runDocumentProblem(doc);
-  return problem === undefined
+  const r = readRunDocument(doc);
+  return typeof r !== "string"
     ? doc
-    : `${path}: not a run document (${problem}; write one with deno task sim --output_json)`;
+    : `${shown(path)}: not a run document (${clip(r, 300)}; write one with deno task sim --output_json)`;
 }
 
 /** Runs `deno task compare` with `argv`: the exit code (0 compared, 2 bad input). */
@@ -59,22 +75,27 @@ export async function runCompare(argv: readonly string[], io: TaskOutput = CONSO
   const { files, options } = parsed;
   if (files.length !== 2) return bad(`expected two JSON files, got ${files.length}`);
   const report = options["--report"]?.at(-1);
-  const problem = report !== undefined ? outputFileProblem("--report", report) : undefined;
+  // Checked before anything is read: never through a link, never over an input.
+  const problem = report !== undefined ? outputFileProblem("--report", report, files) : undefined;
   if (problem) return bad(problem);
   const [a, b] = files.map(readRun);
   for (const d of [a, b]) if (typeof d === "string") return (io.err(`compare: ${d}`), 2);
   const rows = runMetricRows(a, b);
-  io.out(`a: ${files[0]}\nb: ${files[1]}`);
-  io.out(formatCompareTable(a, b, rows, { changedOnly: flags.length > 0 }).trimEnd());
+  io.out(`a: ${shown(files[0])}`);
+  io.out(`b: ${shown(files[1])}`);
+  for (const line of formatCompareTable(a, b, rows, { changedOnly: flags.length > 0 }).trimEnd().split("\n")) {
+    io.out(line);
+  }
   if (report !== undefined) {
     const html = await compareReportHtml(a, b, rows, { a: files[0], b: files[1] });
     try {
-      writeFor("--report", report, () => Deno.writeTextFileSync(report, html));
+      writeOutput("--report", report, html, files);
     } catch (e) {
       if (!(e instanceof OutputError)) throw e;
       return (io.err(`compare: ${e.message}`), 2);
     }
-    io.err(`report written to ${report}`);
+    for (const note of compareReportNotes(a, b, { a: shown(files[0]), b: shown(files[1]) })) io.err(`compare: ${note}`);
+    io.err(`report written to ${shown(report)}`);
   }
   return 0;
 }

@@ -11,6 +11,7 @@
  */
 import { levenbergMarquardt } from "ml-levenberg-marquardt";
 import { loadConfigSources } from "../config/load.ts";
+import { buildPlan } from "../config/plan.ts";
 import type { FileSystem, LoadedConfig } from "../config/load.ts";
 import type { YamlSource } from "../config/source.ts";
 import { deviceFromFile, MICROS_MAX } from "../config/device_schema.ts";
@@ -270,11 +271,49 @@ export function trialDevice(d: DeviceSpec, v: FitValues): DeviceSpec {
  * ```
  */
 export function simulateRun(setup: CalibrationSetup, v: FitValues, run: MeasuredRun): MeasuredMetrics {
-  return simulateLoaded(loadRun(setup, run), setup.device, v);
+  return atRunOf(run, () => simulateLoaded(loadRun(setup, run), setup.device, v));
 }
 
-/** The deployment of `setup` with the workload of `run`, loaded and validated (the same for every trial). */
+/** The configuration key each field of a measured run is simulated as, and how a message names it. */
+const SIMULATED_AS: Readonly<Record<string, { field: keyof NonNullable<MeasuredRun["origin"]>; as: string }>> = {
+  "load_gen.num_requests": { field: "requests", as: "simulated as load_gen.num_requests" },
+  "load_gen.num_input_tokens": { field: "input", as: "the mean per request, simulated as load_gen.num_input_tokens" },
+  "load_gen.num_output_tokens": {
+    field: "output",
+    as: "the mean per request, simulated as load_gen.num_output_tokens",
+  },
+  "load_gen.request_rate": { field: "rate", as: "simulated as load_gen.request_rate" },
+  "serving_config.max_concurrency": { field: "maxConcurrency", as: "simulated as serving_config.max_concurrency" },
+};
+
+/**
+ * An error in the configuration calibration made of `run` (located at
+ * {@link at}, keys the user never wrote) as an error at the user's own file
+ * and key: the field's origin in the results file, else the run's `where`.
+ */
+function atRun(run: MeasuredRun, e: InputError): InputError {
+  const key = e.location.keyPath ?? "";
+  const known = Object.hasOwn(SIMULATED_AS, key) ? SIMULATED_AS[key] : undefined;
+  // Without a max_concurrency of its own, a run is simulated with as many slots as requests.
+  const field = known?.field === "maxConcurrency" && run.maxConcurrency === undefined ? "requests" : known?.field;
+  const origin = field !== undefined ? run.origin?.[field] : undefined;
+  const as = known?.as ?? `simulated as ${key || "a configuration"}`;
+  return new InputError(origin ?? { file: run.where }, `${e.detail} (${as})`);
+}
+
+/** The loaded configuration of each run, per deployment: a fit loads each once, and {@link checkRuns} before it. */
+const loadedRuns = new WeakMap<CalibrationSetup, WeakMap<MeasuredRun, LoadedConfig>>();
+
+/**
+ * The deployment of `setup` with the workload of `run`, loaded and
+ * validated (the same for every trial, so loaded once); an error of that
+ * configuration is one at the user's results file and key.
+ */
 function loadRun(setup: CalibrationSetup, run: MeasuredRun): LoadedConfig {
+  let runs = loadedRuns.get(setup);
+  if (!runs) loadedRuns.set(setup, runs = new WeakMap());
+  const cached = runs.get(run);
+  if (cached) return cached;
   const common = setup.common.view([], [
     {
       path: ["load_gen"],
@@ -291,7 +330,74 @@ function loadRun(setup: CalibrationSetup, run: MeasuredRun): LoadedConfig {
     },
     { path: ["serving_config", "max_concurrency"], value: run.maxConcurrency ?? run.requests, location: at },
   ]);
-  return loadConfigSources(setup.instances, common, setup.fs);
+  const loaded = atRunOf(run, () => {
+    const cfg = loadConfigSources(setup.instances, common, setup.fs);
+    // The plan checks what the configuration alone cannot (the limits, the model's context): once, here.
+    buildPlan(cfg);
+    return cfg;
+  });
+  // Lengths the simulator can repeat: a token a request at least, and two outputs for a TPOT (between two tokens).
+  const where = (field: "input" | "output") => run.origin?.[field] ?? { file: run.where };
+  if (!(run.input >= 1)) {
+    throw new InputError(where("input"), `expected at least one prompt token a request, got a mean of ${run.input}`);
+  }
+  if (!(run.output >= 1)) {
+    throw new InputError(where("output"), `expected at least one output token a request, got a mean of ${run.output}`);
+  }
+  if (run.metrics.tpot !== undefined && Math.round(run.output) < 2) {
+    throw new InputError(
+      where("output"),
+      `a TPOT was measured, so the requests had 2 output tokens or more; got a mean of ${run.output}`,
+    );
+  }
+  runs.set(run, loaded);
+  return loaded;
+}
+
+/** `f()`, whose errors in the configuration made of `run` are errors at the user's key (see {@link atRun}). */
+function atRunOf<T>(run: MeasuredRun, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw e instanceof InputError && e.location.file === at.file ? atRun(run, e) : e;
+  }
+}
+
+/**
+ * Loads the configuration every run is simulated with (kept for the fit):
+ * a run the deployment cannot simulate (more requests than the common
+ * file's `limits.max_requests`, a prompt beyond the model's context, …)
+ * is an error at the key of the user's results file it came from, found
+ * before any simulation.
+ *
+ * @throws {InputError} at the run's file and key (`completed`, `total_input_tokens`, a CSV column, …)
+ *
+ * @example A run of more requests than the limits allow
+ * ```ts
+ * import { DEVICE_CATALOG, readMeasurements, YamlSource } from "../../mod.ts";
+ * import { checkRuns } from "./fit.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
+ *   "device_type: H100_SXM_80G, pd_role: both}]";
+ * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
+ *   "limits: {max_requests: 100}";
+ * const setup = {
+ *   instances: [new YamlSource("i.yaml", i)],
+ *   common: new YamlSource("c.yaml", c),
+ *   fs: { readText: () => "", isDirectory: () => false },
+ *   device: DEVICE_CATALOG.H100_SXM_80G,
+ * };
+ * const runs = readMeasurements("r.json", '{"completed": 1000, "total_input_tokens": 9000, ' +
+ *   '"total_output_tokens": 900, "median_ttft_ms": 20}');
+ * assert.throws(
+ *   () => checkRuns(setup, runs),
+ *   (e: Error) => e.message.startsWith("r.json:1:15: completed: 1000 requests exceed limits.max_requests (100;"),
+ * );
+ * ```
+ */
+export function checkRuns(setup: CalibrationSetup, runs: readonly MeasuredRun[]): void {
+  for (const run of runs) loadRun(setup, run);
 }
 
 /** The metrics of a measured run, simulated on `device` with the constants `v`. */
@@ -319,14 +425,13 @@ export interface FitTarget {
 
 /** A measured run as a fit target: its median TTFT, median TPOT and output throughput. */
 function runTarget(setup: CalibrationSetup, run: MeasuredRun): FitTarget {
-  // Loaded at the first trial and kept: a trial changes the device alone.
-  let cfg: LoadedConfig | undefined;
+  // Loaded at the first trial and kept (loadRun's cache): a trial changes the device alone.
   const keys = (Object.keys(run.metrics) as (keyof MeasuredMetrics)[]).filter((k) => run.metrics[k] !== undefined);
   return {
     source: run.where,
     measured: keys.map((k) => ({ metric: k, value: run.metrics[k]! })),
     simulate: (v) => {
-      const m = simulateLoaded(cfg ??= loadRun(setup, run), setup.device, v);
+      const m = atRunOf(run, () => simulateLoaded(loadRun(setup, run), setup.device, v));
       return keys.map((k) => m[k]!);
     },
   };
@@ -405,6 +510,7 @@ function fitOn(
   params: readonly FitParameter[],
   train: readonly number[],
   iterations: number,
+  trial: () => void = () => {},
 ) {
   const found = pointsOf(sims.targets, train);
   if (found.length === 0) return { ...start };
@@ -424,6 +530,7 @@ function fitOn(
   const result = levenbergMarquardt(
     { x: points.map((_, i) => i), y: points.map((p) => Math.log(sims.measured(p))) },
     (scales: number[]) => {
+      trial();
       const v = values(scales);
       return (i: number) => logOf(sims.value(v, points[i]));
     },
@@ -440,7 +547,8 @@ function fitOn(
       errorTolerance: 1e-6,
     },
   );
-  return values(result.parameterValues);
+  // A fit that lost its way (a NaN step) keeps the values it started from.
+  return result.parameterValues.every(Number.isFinite) ? values(result.parameterValues) : { ...start };
 }
 
 /** One compared figure, with the catalog values, the fitted ones and (with cross-validation) those fitted without it. */
@@ -493,6 +601,47 @@ export interface CalibrateOptions {
   readonly folds?: number;
   /** Levenberg–Marquardt iterations per fit (default {@link FIT_ITERATIONS}). */
   readonly iterations?: number;
+  /**
+   * Called as the fit goes: `done` of at most `total` trials (a trial
+   * simulates the targets with one set of values; see {@link trialBudget}).
+   */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+/**
+ * The most trials a calibration of `targets` targets runs with `options`:
+ * one with the starting values and one per constant (does it move
+ * anything?), then per fit (the whole set, and one per cross-validation
+ * fold) the start and, per Levenberg–Marquardt iteration, a step and its
+ * finite differences. A fit that converges early runs fewer. The total of
+ * {@link CalibrateOptions.onProgress}.
+ */
+export function trialBudget(targets: number, options: CalibrateOptions = {}): number {
+  const asked = (options.parameters ?? DEFAULT_FIT).length;
+  if (asked === 0) return 1;
+  const k = Math.min(options.folds ?? 5, targets);
+  const fits = 1 + (k >= 2 ? k : 0);
+  return 1 + asked + fits * fitBudget(asked, options.iterations ?? FIT_ITERATIONS);
+}
+
+/** Trials of one fit of `params` constants: the start, then a step and its finite differences per iteration. */
+const fitBudget = (params: number, iterations: number) => 1 + iterations * (params + 2);
+
+/** Counts trials for {@link CalibrateOptions.onProgress}. */
+class TrialCount {
+  #done = 0;
+  constructor(readonly total: number, readonly report?: (done: number, total: number) => void) {}
+  /** One more trial. */
+  readonly tick = () => this.to(this.#done + 1);
+  /** Trials done so far. */
+  get done(): number {
+    return this.#done;
+  }
+  /** `n` trials done (a fit that ended early skips the rest of its budget). */
+  to(n: number): void {
+    this.#done = Math.min(n, this.total);
+    this.report?.(this.#done, this.total);
+  }
 }
 
 /**
@@ -545,16 +694,26 @@ export function calibrateTargets(
   options: CalibrateOptions = {},
 ): CalibrationResult {
   const asked = options.parameters ?? DEFAULT_FIT;
-  if (asked.length === 0) return unfitted(device, targets);
+  const count = new TrialCount(trialBudget(targets.length, options), options.onProgress);
+  if (asked.length === 0) return (count.to(count.total), unfitted(device, targets));
   const iterations = options.iterations ?? FIT_ITERATIONS;
   const sims = new Simulations(targets);
   const start = deviceValues(device);
   const all = targets.map((_, i) => i);
   const points = pointsOf(targets, all);
   const noEffect = withoutEffect(sims, start, asked, points);
+  count.to(1 + asked.length);
   const params = asked.filter((p) => !noEffect.includes(p));
-  if (params.length === 0) return { ...unfitted(device, targets), noEffect };
-  const fitted = fitOn(sims, start, params, all, iterations);
+  if (params.length === 0) return (count.to(count.total), { ...unfitted(device, targets), noEffect });
+  // Each fit has its budget of trials; one that converges early skips the rest of it.
+  const budget = fitBudget(asked.length, iterations);
+  const fit = (train: readonly number[]) => {
+    const end = count.done + budget;
+    const v = fitOn(sims, start, params, train, iterations, count.tick);
+    count.to(end);
+    return v;
+  };
+  const fitted = fit(all);
   // With fewer targets than folds, every target is its own fold (leave one out); one target has nothing to hold out.
   const k = Math.min(options.folds ?? 5, targets.length);
   const heldOut = new Map<string, number>();
@@ -564,7 +723,7 @@ export function calibrateTargets(
     const after: number[] = [];
     for (let f = 0; f < k; f++) {
       const test = pointsOf(targets, all.filter((i) => i % k === f));
-      const v = fitOn(sims, start, params, all.filter((i) => i % k !== f), iterations);
+      const v = fit(all.filter((i) => i % k !== f));
       before.push(...sims.errors(start, test));
       const e = sims.errors(v, test);
       after.push(...e);

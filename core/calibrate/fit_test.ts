@@ -137,7 +137,9 @@ Deno.test("readVllmResult() and readSglangResults() take the means, the rate and
       output_throughput: 1800,
     }),
   );
-  assert.deepEqual(v, [{
+  const [{ origin, ...run }] = v;
+  assert.deepEqual(origin?.requests, { file: "r.json", line: 1, col: 14, keyPath: "completed" });
+  assert.deepEqual([run], [{
     where: "r.json",
     requests: 100,
     input: 1024,
@@ -168,7 +170,7 @@ Deno.test("a bad measurement file is an InputError at its file and line", () => 
   );
   bad(
     () => readVllmResult("r.json", '{"completed": 0}'),
-    "r.json: expected 'completed' (requests finished) as a positive number",
+    "r.json:1:15: completed: expected a positive integer (requests finished), got 0",
   );
   bad(
     () => readMeasurementCsv("m.csv", "num_prompts,input_len,output_len\n1,2,3\n"),
@@ -176,6 +178,6 @@ Deno.test("a bad measurement file is an InputError at its file and line", () => 
   );
   bad(
     () => readMeasurementCsv("m.csv", "num_prompts,input_len,output_len,request_rate,median_tpot_ms\n10,100,10,-1,5\n"),
-    "m.csv:2:1: request_rate: expected a positive number, got '-1'",
+    'm.csv:2:11: request_rate: expected a positive number, got "-1"',
   );
 });

@@ -12,9 +12,9 @@
  *   - aiperf: results/profile_export_aiperf.json           # AIPerf summary
  *   - csv: results/more.csv                # num_prompts,input_len,output_len,request_rate,max_concurrency,median_ttft_ms,median_tpot_ms,output_throughput
  *   - file: results/any.json               # any of these, told apart by content
- * fit: [matmul, attention, memory, step_overhead, seq_overhead]   # default: all five
+ * fit: [matmul, attention, memory, step_overhead, seq_overhead]   # default: all five; each at most once
  * folds: 5                                 # k-fold cross-validation (0: none)
- * iterations: 40                           # Levenberg–Marquardt iterations per fit
+ * iterations: 40                           # Levenberg–Marquardt iterations per fit (at most 10,000)
  * output: h100-my-cluster.yaml             # the fitted device file; default <manifest>.device.yaml
  * ```
  *
@@ -34,12 +34,14 @@ import { z } from "zod";
 import { loadConfigSources, readYaml, resolveFrom } from "../config/load.ts";
 import { buildPlan } from "../config/plan.ts";
 import type { FileSystem } from "../config/load.ts";
-import type { YamlSource } from "../config/source.ts";
-import { mapping, nonNegativeInt } from "../config/schema.ts";
+import type { PathPart, YamlSource } from "../config/source.ts";
+import { mapping, nonNegativeInt, positiveInt } from "../config/schema.ts";
 import { validate } from "../config/validate.ts";
-import { DEFAULT_FIT, FIT_PARAMETERS } from "./fit.ts";
+import { checkRuns, DEFAULT_FIT, FIT_PARAMETERS } from "./fit.ts";
 import type { CalibrationSetup, FitParameter } from "./fit.ts";
-import { InputError } from "../config/errors.ts";
+import { clip, describeValue, InputError } from "../config/errors.ts";
+import type { SourceLocation } from "../config/errors.ts";
+import { TASK_LIMITS } from "../config/limits.ts";
 import { readMeasurements } from "./measurements.ts";
 import type { MeasuredRun, MeasurementFormat } from "./measurements.ts";
 
@@ -48,21 +50,65 @@ const path = () => z.string({ error: "expected a file path" }).min(1, { error: "
 /** The keys of a measurement entry: a tool, or `file` (the format told by content). */
 const MEASUREMENT_KEYS = ["vllm", "sglang", "genai_perf", "aiperf", "csv", "file"] as const;
 
+/** The first constant a list of constants to fit names twice, if any. */
+export function twiceListed(names: readonly string[]): string | undefined {
+  const seen = new Set<string>();
+  return names.find((n) => seen.has(n) || (seen.add(n), false));
+}
+
+/** At most {@link TASK_LIMITS}' `fitEntries` entries in a list of the manifest. */
+const atMost = (what: string) => ({
+  error: (i: { input?: unknown }) =>
+    `expected at most ${TASK_LIMITS.fitEntries} ${what} (a fit takes at most ${TASK_LIMITS.fitEntries} measured figures), got ${
+      Array.isArray(i.input) ? i.input.length : describeValue(i.input)
+    }`,
+});
+
+/** A path, or a list of at least one and at most `max`. */
+const paths = (what: string, max: number) =>
+  z.union([
+    path(),
+    z.array(path()).min(1, { error: `expected at least one ${what}` }).max(max, atMost(`${what}s`)),
+  ], {
+    error: (i) =>
+      Array.isArray(i.input)
+        ? `expected a list of ${what}s (each a non-empty string)`
+        : `expected a ${what} or a list of them, got ${describeValue(i.input)}`,
+  });
+
 /** Schema of a calibration manifest. */
 export const ManifestSchema = mapping({
-  instance_config: z.union([path(), z.array(path()).min(1)]).optional(),
+  instance_config: paths("file path", Infinity).optional(),
   common_config: path().optional(),
   measurements: z.array(
     z.union(MEASUREMENT_KEYS.map((k) => mapping({ [k]: path() })), {
       error: `expected ${MEASUREMENT_KEYS.map((k) => `{${k}: file}`).join(", ").replace(/, ([^,]*)$/, " or $1")}`,
     }),
-  ).min(1, { error: "expected at least one measurement file" }).optional(),
-  scenarios: z.union([path(), z.array(path()).min(1)]).optional(),
-  engine: z.string().min(1).optional(),
-  max_requests: z.number().int().positive().optional(),
-  fit: z.array(z.enum(FIT_PARAMETERS, { error: `expected one of ${FIT_PARAMETERS.join(", ")}` })).min(1).optional(),
+    { error: (i) => `expected a list of measurement files ({vllm: file}, …), got ${describeValue(i.input)}` },
+  ).min(1, { error: "expected at least one measurement file" })
+    .max(TASK_LIMITS.fitEntries, atMost("measurement files"))
+    .optional(),
+  scenarios: paths("scenario path", TASK_LIMITS.fitEntries).optional(),
+  engine: z.string({ error: (i) => `expected an engine name, got ${describeValue(i.input)}` })
+    .min(1, { error: "expected an engine name, got ''" }).optional(),
+  max_requests: positiveInt().optional(),
+  // Duplicates first: a list longer than the constants there are names one twice (or one that is none).
+  fit: z.array(z.enum(FIT_PARAMETERS, { error: `expected one of ${FIT_PARAMETERS.join(", ")}` }), {
+    error: (i) => `expected a list of constants (of ${FIT_PARAMETERS.join(", ")}), got ${describeValue(i.input)}`,
+  }).min(1, { error: "expected at least one constant" })
+    .superRefine((names, ctx) => {
+      const twice = twiceListed(names);
+      if (twice !== undefined) ctx.addIssue({ code: "custom", message: `'${twice}' listed twice`, input: names });
+    })
+    .max(TASK_LIMITS.fitEntries, atMost("constants"))
+    .optional(),
   folds: nonNegativeInt().optional(),
-  iterations: z.number().int().positive().optional(),
+  iterations: positiveInt().max(TASK_LIMITS.calibrateIterations, {
+    error: (i) =>
+      `expected at most ${TASK_LIMITS.calibrateIterations} iterations (a fit converges in tens), got ${
+        describeValue(i.input)
+      }`,
+  }).optional(),
   output: path().optional(),
 });
 
@@ -82,6 +128,13 @@ export interface Manifest {
   readonly iterations?: number;
   /** Where the fitted device file goes. */
   readonly output: string;
+  /**
+   * Where `output:` is in the manifest, for its errors; the manifest itself
+   * (no line) when the default applies.
+   */
+  readonly outputAt: SourceLocation;
+  /** The files read (the manifest, the configurations, the measurement files): never written over. */
+  readonly inputs: readonly string[];
   /** The manifest file. */
   readonly file: string;
 }
@@ -92,6 +145,8 @@ export interface ScenarioManifest {
   readonly kind: "scenarios";
   /** The scenario files (globs expanded), in order. */
   readonly scenarios: readonly string[];
+  /** Where `scenarios:` is in the manifest, for the errors of a file it names that cannot be read. */
+  readonly scenariosAt: SourceLocation;
   /** Only the scenarios of this engine. */
   readonly engine?: string;
   /** At most this many requests per simulated case. */
@@ -104,11 +159,23 @@ export interface ScenarioManifest {
   readonly iterations?: number;
   /** The folder the device files go to. */
   readonly outputDir: string;
+  /** Where `output:` is in the manifest (the manifest itself when the default applies), for its errors. */
+  readonly outputAt: SourceLocation;
+  /** The files read (the manifest and the scenarios): never written over. */
+  readonly inputs: readonly string[];
   /** The manifest file. */
   readonly file: string;
 }
 
 const GLOB = /[*?]/;
+
+/** Why a file could not be read, in a few words. */
+function why(e: unknown): string {
+  if (e instanceof Deno.errors.NotFound) return "file not found";
+  if (e instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (e instanceof Deno.errors.IsADirectory) return "is a directory";
+  return e instanceof Error ? e.message.split("\n")[0] : String(e);
+}
 
 /**
  * Expands scenario paths: a `*` or `?` in the file name (not in folders)
@@ -174,6 +241,7 @@ export function loadManifest(file: string, fs: FileSystem): Manifest | ScenarioM
     parameters: m.fit ?? DEFAULT_FIT,
     folds: m.folds ?? 5,
     ...(m.iterations !== undefined ? { iterations: m.iterations } : {}),
+    outputAt: m.output !== undefined ? src.locate(["output"]) : { file, keyPath: "output" },
     file,
   };
   if (m.scenarios !== undefined) {
@@ -181,9 +249,18 @@ export function loadManifest(file: string, fs: FileSystem): Manifest | ScenarioM
       if (m[k] !== undefined) src.fail([k], "give scenarios or a deployment with measurements, not both", true);
     }
     const patterns = (Array.isArray(m.scenarios) ? m.scenarios : [m.scenarios]).map(rel);
+    const scenarios = expandScenarioPaths(patterns, src.locate(["scenarios"]));
+    if (scenarios.length > TASK_LIMITS.fitEntries) {
+      src.fail(
+        ["scenarios"],
+        `${scenarios.length} scenario files, more than the ${TASK_LIMITS.fitEntries} a fit takes (each has a measured figure or more)`,
+      );
+    }
     return {
       kind: "scenarios",
-      scenarios: expandScenarioPaths(patterns, src.locate(["scenarios"])),
+      scenarios,
+      scenariosAt: src.locate(["scenarios"]),
+      inputs: [file, ...scenarios],
       ...(m.engine !== undefined ? { engine: m.engine } : {}),
       ...(m.max_requests !== undefined ? { maxRequests: m.max_requests } : {}),
       ...common,
@@ -191,7 +268,7 @@ export function loadManifest(file: string, fs: FileSystem): Manifest | ScenarioM
     };
   }
   for (const k of ["engine", "max_requests"] as const) {
-    if (m[k] !== undefined) src.fail([k], `${k} selects scenarios: it needs scenarios`, true);
+    if (m[k] !== undefined) src.fail([k], "selects among scenarios: give scenarios, or drop it", true);
   }
   const { instance_config: instanceConfig, common_config: commonConfig, measurements } = m;
   if (instanceConfig === undefined || commonConfig === undefined || measurements === undefined) {
@@ -203,8 +280,19 @@ export function loadManifest(file: string, fs: FileSystem): Manifest | ScenarioM
     src.fail([], `missing required key '${k}' (or give scenarios instead)`);
   }
   const instancePaths = (Array.isArray(instanceConfig) ? instanceConfig : [instanceConfig]).map(rel);
-  const instances = instancePaths.map((p) => readYaml(p, fs));
-  const commonSrc = readYaml(rel(commonConfig), fs);
+  // A file that cannot be read is an error at the manifest's key that names it; one that reads, at its own lines.
+  const read = (p: string, key: PathPart[]) => {
+    try {
+      return readYaml(p, fs);
+    } catch (e) {
+      if (!(e instanceof InputError) || e.location.file !== p || e.location.line !== undefined) throw e;
+      return src.fail(key, `cannot read ${clip(p, 1000)}: ${e.detail.replace(/^cannot read: /, "")}`);
+    }
+  };
+  const instances = instancePaths.map((p, i) =>
+    read(p, Array.isArray(instanceConfig) ? ["instance_config", i] : ["instance_config"])
+  );
+  const commonSrc = read(rel(commonConfig), ["common_config"]);
   const cfg = loadConfigSources(instances, commonSrc, fs);
   // The device as the deployment runs it: with its engine profile's host costs and the calibrated constants, the
   // values a fit starts from and its "before" figures are those of a plain run.
@@ -217,21 +305,36 @@ export function loadManifest(file: string, fs: FileSystem): Manifest | ScenarioM
       );
     }
   });
+  const files: string[] = [];
+  let figures = 0;
   const runs = measurements.flatMap((entry, i) => {
     const [kind, p] = Object.entries(entry)[0] as [(typeof MEASUREMENT_KEYS)[number], string];
     const f = rel(p);
     let text: string;
     try {
       text = fs.readText(f);
-    } catch {
-      return src.fail(["measurements", i], `cannot read measurement file ${f}`);
+    } catch (e) {
+      return src.fail(["measurements", i, kind], `cannot read measurement file ${clip(f, 1000)}: ${why(e)}`);
     }
-    return readMeasurements(f, text, kind === "file" ? undefined : kind as MeasurementFormat);
+    files.push(f);
+    const read = readMeasurements(f, text, kind === "file" ? undefined : kind as MeasurementFormat);
+    figures += read.reduce((n, r) => n + Object.keys(r.metrics).length, 0);
+    if (figures > TASK_LIMITS.fitEntries) {
+      src.fail(
+        ["measurements", i, kind],
+        `${figures} measured figures so far, more than the ${TASK_LIMITS.fitEntries} a fit takes; calibrate on fewer runs`,
+      );
+    }
+    return read;
   });
+  const setup = { instances, common: commonSrc, fs, device };
+  // Every run's configuration, loaded now: a run the deployment cannot simulate is an error at its results file.
+  checkRuns(setup, runs);
   return {
     kind: "runs",
-    setup: { instances, common: commonSrc, fs, device },
+    setup,
     runs,
+    inputs: [file, ...instancePaths, rel(commonConfig), ...files],
     ...common,
     output: m.output ? rel(m.output) : file.replace(/\.ya?ml$/i, "") + ".device.yaml",
   };

@@ -8,8 +8,9 @@
  *
  * @module
  */
-import { InputError } from "../config/errors.ts";
+import { describeValue, InputError, quoteString } from "../config/errors.ts";
 import type { SourceLocation } from "../config/errors.ts";
+import { TASK_LIMITS } from "../config/limits.ts";
 import { YamlSource } from "../config/source.ts";
 import type { PathPart } from "../config/source.ts";
 
@@ -39,47 +40,141 @@ export interface MeasuredRun {
   readonly maxConcurrency?: number;
   /** What was measured. */
   readonly metrics: MeasuredMetrics;
+  /**
+   * Where each of the fields above came from in the user's file (line,
+   * column and the file's own key, e.g. `completed`), so that a run the
+   * simulator cannot repeat is an error at that key, not at the
+   * configuration calibration makes of it.
+   */
+  readonly origin?: Readonly<
+    Partial<Record<"requests" | "input" | "output" | "rate" | "maxConcurrency", SourceLocation>>
+  >;
 }
 
-const positive = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x > 0;
+/**
+ * The range of a measured latency, in seconds (1 ns to 1e9 s, about 30
+ * years), and of an output throughput, in tokens per second: far beyond any
+ * real run on both sides; outside, the unit is wrong, and the fit's ratios
+ * of simulated to measured figures would overflow.
+ */
+const METRIC_RANGE = { seconds: { min: 1e-9, max: 1e9 }, throughput: { min: 1e-9, max: 1e12 } } as const;
+
+/** Texts longer than this are not parsed again as YAML for the positions of their keys (only the file is named). */
+const LOCATE_CHARS = 16 * 2 ** 20;
+
+/** A metric's value checked against {@link METRIC_RANGE}; the message when it is out of range. */
+function metricProblem(
+  kind: keyof typeof METRIC_RANGE,
+  value: number,
+  scale: number,
+  unit: string,
+): string | undefined {
+  const { min, max } = METRIC_RANGE[kind];
+  const x = value * scale;
+  if (x >= min && x <= max) return undefined;
+  const show = (v: number) => {
+    const x = Number((v / scale).toPrecision(3));
+    return x >= 1e6 || x < 1e-3 ? x.toExponential().replace("e+", "e") : String(x);
+  };
+  return `expected a figure from ${show(min)} to ${show(max)} ${unit}, got ${value}`;
+}
+
+/**
+ * Where the keys of one JSON object are: line and column from a YAML parse
+ * of its text (JSON is YAML), moved down by `lineOffset` lines; the file
+ * alone (with the key) when the text does not parse as YAML (duplicate
+ * keys, say) or is too large to parse twice.
+ */
+function keyLocator(
+  file: string,
+  text: string,
+  lineOffset = 0,
+): (path: readonly PathPart[]) => SourceLocation {
+  let src: YamlSource | undefined;
+  if (text.length <= LOCATE_CHARS) {
+    try {
+      src = new YamlSource(file, text);
+    } catch {
+      src = undefined;
+    }
+  }
+  const keyPath = (path: readonly PathPart[]) =>
+    path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i ? "." : ""}${p}`)).join("");
+  return (path) => {
+    if (!src) return { file, line: lineOffset + 1, col: 1, keyPath: keyPath(path) };
+    const at = src.locate(path);
+    return { ...at, line: (at.line ?? 1) + lineOffset };
+  };
+}
+
+const isPositiveInt = (x: unknown): x is number => typeof x === "number" && Number.isInteger(x) && x >= 1;
+const isPositive = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x) && x > 0;
 
 /**
  * One run from a vLLM or SGLang result object: the totals give the mean
- * lengths; medians are in ms.
+ * lengths; medians are in ms. A metric that is absent, null or 0 was not
+ * measured (vLLM writes a TPOT of 0 for one-token outputs); any other value
+ * must be a positive number in range.
  */
-function fromBenchObject(o: Record<string, unknown>, at: SourceLocation): MeasuredRun {
-  const where = at.line ? `${at.file}:${at.line}` : at.file;
-  const fail = (msg: string): never => {
-    throw new InputError(at, msg);
+function fromBenchObject(
+  o: Record<string, unknown>,
+  where: string,
+  locate: (path: readonly PathPart[]) => SourceLocation,
+): MeasuredRun {
+  const fail = (key: string | undefined, msg: string): never => {
+    throw new InputError(locate(key === undefined ? [] : [key]), msg);
   };
   const completed = o.completed;
-  if (!positive(completed)) fail(`expected 'completed' (requests finished) as a positive number`);
+  if (!isPositiveInt(completed)) {
+    fail("completed", `expected a positive integer (requests finished), got ${describeValue(completed)}`);
+  }
   for (const k of ["total_input_tokens", "total_output_tokens"]) {
-    if (!positive(o[k])) fail(`expected '${k}' as a positive number`);
+    if (!isPositive(o[k])) fail(k, `expected a positive number of tokens, got ${describeValue(o[k])}`);
   }
   const n = completed as number;
   const rateRaw = o.request_rate;
-  const rate = rateRaw === "inf" || rateRaw === null || rateRaw === undefined || rateRaw === Infinity
+  const rate = rateRaw === "inf" || rateRaw === null || rateRaw === undefined
     ? Infinity
-    : positive(rateRaw)
-    ? rateRaw as number
-    : fail(`expected 'request_rate' as a positive number or "inf", got ${JSON.stringify(rateRaw)}`);
+    : isPositive(rateRaw)
+    ? rateRaw
+    : fail("request_rate", `expected a positive number or "inf", got ${describeValue(rateRaw)}`);
   const mc = o.max_concurrency;
-  const metrics: MeasuredMetrics = {};
-  if (positive(o.median_ttft_ms)) metrics.ttft = (o.median_ttft_ms as number) / 1000;
-  if (positive(o.median_tpot_ms)) metrics.tpot = (o.median_tpot_ms as number) / 1000;
-  if (positive(o.output_throughput)) metrics.throughput = o.output_throughput as number;
-  if (Object.keys(metrics).length === 0) {
-    fail("no metric to compare: expected median_ttft_ms, median_tpot_ms or output_throughput");
+  if (mc !== undefined && mc !== null && !isPositiveInt(mc)) {
+    fail("max_concurrency", `expected a positive integer or null, got ${describeValue(mc)}`);
   }
+  const metric = (key: string, kind: keyof typeof METRIC_RANGE, scale: number, unit: string): number | undefined => {
+    const v = o[key];
+    if (v === undefined || v === null || v === 0) return undefined;
+    if (!isPositive(v)) return fail(key, `expected a positive number (${unit}), got ${describeValue(v)}`);
+    const problem = metricProblem(kind, v, scale, unit);
+    return problem ? fail(key, problem) : v * scale;
+  };
+  const metrics: MeasuredMetrics = {};
+  const ttft = metric("median_ttft_ms", "seconds", 1e-3, "ms");
+  const tpot = metric("median_tpot_ms", "seconds", 1e-3, "ms");
+  const throughput = metric("output_throughput", "throughput", 1, "tokens/s");
+  if (ttft !== undefined) metrics.ttft = ttft;
+  if (tpot !== undefined) metrics.tpot = tpot;
+  if (throughput !== undefined) metrics.throughput = throughput;
+  if (Object.keys(metrics).length === 0) {
+    fail(undefined, "no metric to compare: expected median_ttft_ms, median_tpot_ms or output_throughput");
+  }
+  const origin = {
+    requests: locate(["completed"]),
+    input: locate(["total_input_tokens"]),
+    output: locate(["total_output_tokens"]),
+    ...(rate !== Infinity ? { rate: locate(["request_rate"]) } : {}),
+    ...(isPositiveInt(mc) ? { maxConcurrency: locate(["max_concurrency"]) } : {}),
+  };
   return {
     where,
     requests: n,
     input: (o.total_input_tokens as number) / n,
     output: (o.total_output_tokens as number) / n,
     rate,
-    ...(positive(mc) ? { maxConcurrency: mc as number } : {}),
+    ...(isPositiveInt(mc) ? { maxConcurrency: mc } : {}),
     metrics,
+    origin,
   };
 }
 
@@ -96,9 +191,18 @@ function parseJson(text: string, at: SourceLocation): Record<string, unknown> {
   return o as Record<string, unknown>;
 }
 
+/** Fails past {@link TASK_LIMITS}' `fitEntries` runs in one file: a fit takes at most that many figures. */
+function checkRunCount(count: number, at: SourceLocation): void {
+  if (count <= TASK_LIMITS.fitEntries) return;
+  throw new InputError(
+    at,
+    `more than ${TASK_LIMITS.fitEntries} runs in one file; a fit takes at most ${TASK_LIMITS.fitEntries} measured figures`,
+  );
+}
+
 /** Reads vLLM's `--save-result` JSON (one run). */
 export function readVllmResult(file: string, text: string): MeasuredRun[] {
-  return [fromBenchObject(parseJson(text, { file }), { file })];
+  return [fromBenchObject(parseJson(text, { file }), file, keyLocator(file, text))];
 }
 
 /** Reads SGLang's `bench_serving` JSONL (one run per line; blank lines skipped). */
@@ -107,7 +211,8 @@ export function readSglangResults(file: string, text: string): MeasuredRun[] {
   text.split("\n").forEach((line, i) => {
     if (line.trim() === "") return;
     const at = { file, line: i + 1, col: 1 };
-    runs.push(fromBenchObject(parseJson(line, at), at));
+    checkRunCount(runs.length + 1, at);
+    runs.push(fromBenchObject(parseJson(line, at), `${file}:${i + 1}`, keyLocator(file, line, i)));
   });
   if (runs.length === 0) throw new InputError({ file }, "no benchmark run in the file");
   return runs;
@@ -128,6 +233,8 @@ export const CSV_COLUMNS = [
 /**
  * Reads a CSV with a header of {@link CSV_COLUMNS} (any order; the metric
  * columns and max_concurrency may be empty; request_rate may be `inf`).
+ * A cell that is not what its column takes is an error at its line and
+ * column, named by its column.
  */
 export function readMeasurementCsv(file: string, text: string): MeasuredRun[] {
   const lines = text.split("\n");
@@ -138,24 +245,43 @@ export function readMeasurementCsv(file: string, text: string): MeasuredRun[] {
   const runs: MeasuredRun[] = [];
   for (let i = 1; i < lines.length; i++) {
     if (lines[i].trim() === "") continue;
-    const cells = lines[i].split(",").map((c) => c.trim());
-    const at = (c: string) => cells[head.indexOf(c)] ?? "";
+    const raw = lines[i].split(",");
+    const cells = raw.map((c) => c.trim());
+    const index = (c: string) => head.indexOf(c);
+    const at = (c: string) => cells[index(c)] ?? "";
+    /** The cell of column `c`: its line, column (1-based, past the spaces) and the column's name. */
+    const loc = (c: string): SourceLocation => {
+      const k = index(c);
+      let col = 1;
+      for (let j = 0; j < Math.min(k, raw.length); j++) col += raw[j].length + 1;
+      const lead = k < raw.length ? raw[k].length - raw[k].trimStart().length : 0;
+      return { file, line: i + 1, col: col + lead, keyPath: c };
+    };
     const where = `${file}:${i + 1}`;
-    const num = (c: string, optional: boolean): number | undefined => {
+    const fail = (c: string, msg: string): never => {
+      throw new InputError(loc(c), msg);
+    };
+    checkRunCount(runs.length + 1, { file, line: i + 1, col: 1 });
+    const num = (c: string, optional: boolean, integer = false): number | undefined => {
       const v = at(c);
       if (v === "" && optional) return undefined;
-      const x = c === "request_rate" && v === "inf" ? Infinity : Number(v);
-      if (!(x > 0) || Number.isNaN(x)) {
-        throw new InputError({ file, line: i + 1, col: 1 }, `${c}: expected a positive number, got '${v}'`);
-      }
+      const x = c === "request_rate" && v === "inf" ? Infinity : v === "" ? NaN : Number(v);
+      const ok = c === "request_rate" ? x > 0 : Number.isFinite(x) && x > 0 && (!integer || Number.isInteger(x));
+      if (!ok) fail(c, `expected a positive ${integer ? "integer" : "number"}, got ${quoteString(v)}`);
       return x;
     };
+    const metric = (c: string, kind: keyof typeof METRIC_RANGE, scale: number, unit: string) => {
+      const x = num(c, true);
+      if (x === undefined) return undefined;
+      const problem = metricProblem(kind, x, scale, unit);
+      return problem ? fail(c, problem) : x * scale;
+    };
     const metrics: MeasuredMetrics = {};
-    const ttft = num("median_ttft_ms", true);
-    const tpot = num("median_tpot_ms", true);
-    const tput = num("output_throughput", true);
-    if (ttft !== undefined) metrics.ttft = ttft / 1000;
-    if (tpot !== undefined) metrics.tpot = tpot / 1000;
+    const ttft = metric("median_ttft_ms", "seconds", 1e-3, "ms");
+    const tpot = metric("median_tpot_ms", "seconds", 1e-3, "ms");
+    const tput = metric("output_throughput", "throughput", 1, "tokens/s");
+    if (ttft !== undefined) metrics.ttft = ttft;
+    if (tpot !== undefined) metrics.tpot = tpot;
     if (tput !== undefined) metrics.throughput = tput;
     if (Object.keys(metrics).length === 0) {
       throw new InputError(
@@ -163,15 +289,22 @@ export function readMeasurementCsv(file: string, text: string): MeasuredRun[] {
         "no metric: fill median_ttft_ms, median_tpot_ms or output_throughput",
       );
     }
-    const mc = num("max_concurrency", true);
+    const mc = num("max_concurrency", true, true);
     runs.push({
       where,
-      requests: num("num_prompts", false)!,
+      requests: num("num_prompts", false, true)!,
       input: num("input_len", false)!,
       output: num("output_len", false)!,
       rate: num("request_rate", false)!,
       ...(mc !== undefined ? { maxConcurrency: mc } : {}),
       metrics,
+      origin: {
+        requests: loc("num_prompts"),
+        input: loc("input_len"),
+        output: loc("output_len"),
+        rate: loc("request_rate"),
+        ...(mc !== undefined ? { maxConcurrency: loc("max_concurrency") } : {}),
+      },
     });
   }
   if (runs.length === 0) throw new InputError({ file }, "no benchmark run in the file");
@@ -194,7 +327,7 @@ export function readMeasurementCsv(file: string, text: string): MeasuredRun[] {
 const PROFILE_METRICS = ["time_to_first_token", "inter_token_latency", "output_token_throughput"] as const;
 
 /** Seconds per unit of a latency metric. */
-const TIME_UNITS: Record<string, number> = { ns: 1e-9, us: 1e-6, "µs": 1e-6, ms: 1e-3, s: 1, sec: 1 };
+const TIME_UNITS: Readonly<Record<string, number>> = { ns: 1e-9, us: 1e-6, "µs": 1e-6, ms: 1e-3, s: 1, sec: 1 };
 
 /** The benchmark tools whose results calibration reads. */
 export type MeasurementFormat = "vllm" | "sglang" | "csv" | "genai_perf" | "aiperf";
@@ -296,15 +429,9 @@ export function detectFormat(text: string): MeasurementFormat | undefined {
 export function readProfileExport(file: string, text: string): MeasuredRun[] {
   const o = parseJson(text, { file });
   // JSON is YAML: its parse gives every key's line for messages.
-  let src: YamlSource | undefined;
-  try {
-    src = new YamlSource(file, text);
-  } catch {
-    src = undefined;
-  }
+  const locate = keyLocator(file, text);
   const fail = (path: readonly PathPart[], msg: string): never => {
-    if (src) src.fail(path, msg);
-    throw new InputError({ file, line: 1, col: 1 }, msg);
+    throw new InputError(locate(path), msg);
   };
   if (!profileFormat(o)) {
     fail(
@@ -318,13 +445,13 @@ export function readProfileExport(file: string, text: string): MeasuredRun[] {
     if (m === undefined || m === null) {
       return required ? fail([], `missing '${name}' (expected {unit, ${key}, …})`) : undefined;
     }
-    if (!isObject(m)) return fail([name], `expected a metric object {unit, ${key}, …}, got ${JSON.stringify(m)}`);
+    if (!isObject(m)) return fail([name], `expected a metric object {unit, ${key}, …}, got ${describeValue(m)}`);
     const v = numberOf(m[key]);
     if (v === undefined) {
       if (!required && m[key] === undefined) return undefined;
       return fail(
         [name, ...(m[key] === undefined ? [] : [key])],
-        `expected '${key}' as a number, got ${JSON.stringify(m[key])}`,
+        `expected '${key}' as a number, got ${describeValue(m[key])}`,
       );
     }
     if (!(v > 0)) return fail([name, key], `expected a positive ${name}.${key}, got ${v}`);
@@ -333,17 +460,26 @@ export function readProfileExport(file: string, text: string): MeasuredRun[] {
   const seconds = (name: string): number | undefined => {
     const v = stat(name, "p50", false);
     if (v === undefined) return undefined;
-    const unit = String((o[name] as Record<string, unknown>).unit ?? "");
-    const scale = TIME_UNITS[unit];
-    if (scale === undefined) {
-      fail([name, "unit"], `expected a time unit (${Object.keys(TIME_UNITS).join(", ")}), got "${unit}"`);
+    const raw = (o[name] as Record<string, unknown>).unit;
+    const unit = typeof raw === "string" ? raw : "";
+    // Own keys only: a unit such as 'constructor' is no unit.
+    if (!Object.hasOwn(TIME_UNITS, unit)) {
+      fail(
+        [name, "unit"],
+        `expected a time unit (${Object.keys(TIME_UNITS).join(", ")}), got ${describeValue(raw ?? null)}`,
+      );
     }
-    return v * scale;
+    const problem = metricProblem("seconds", v, TIME_UNITS[unit], unit);
+    return problem ? fail([name, "p50"], problem) : v * TIME_UNITS[unit];
   };
   const metrics: MeasuredMetrics = {};
   const ttft = seconds("time_to_first_token");
   const tpot = seconds("inter_token_latency");
   const tput = stat("output_token_throughput", "avg", false);
+  if (tput !== undefined) {
+    const problem = metricProblem("throughput", tput, 1, "tokens/s");
+    if (problem) fail(["output_token_throughput", "avg"], problem);
+  }
   if (ttft !== undefined) metrics.ttft = ttft;
   if (tpot !== undefined) metrics.tpot = tpot;
   if (tput !== undefined) metrics.throughput = tput;
@@ -359,13 +495,21 @@ export function readProfileExport(file: string, text: string): MeasuredRun[] {
   const configured = numberOf(load.request_count);
   const requests = counted ?? (configured !== undefined && configured > 0 ? configured : undefined) ??
     fail([], "missing 'request_count' (expected {unit, avg} or input_config's request_count)");
+  const requestsPath = counted !== undefined ? ["request_count", "avg"] : [...loadPath, "request_count"];
+  if (!(Math.round(requests) >= 1)) fail(requestsPath, `expected at least one request, got ${requests}`);
   const rate = numberOf(load.request_rate);
   const concurrency = numberOf(load.concurrency);
   if (load.request_rate !== undefined && load.request_rate !== null && !(rate !== undefined && rate > 0)) {
-    fail([...loadPath, "request_rate"], `expected a positive request_rate, got ${JSON.stringify(load.request_rate)}`);
+    fail([...loadPath, "request_rate"], `expected a positive request_rate, got ${describeValue(load.request_rate)}`);
   }
-  if (load.concurrency !== undefined && load.concurrency !== null && !(concurrency !== undefined && concurrency > 0)) {
-    fail([...loadPath, "concurrency"], `expected a positive concurrency, got ${JSON.stringify(load.concurrency)}`);
+  if (
+    load.concurrency !== undefined && load.concurrency !== null &&
+    !(concurrency !== undefined && Number.isInteger(concurrency) && concurrency > 0)
+  ) {
+    fail(
+      [...loadPath, "concurrency"],
+      `expected a positive integer concurrency, got ${describeValue(load.concurrency)}`,
+    );
   }
   if (rate === undefined && concurrency === undefined) {
     fail(isObject(o.input_config) ? loadPath : [], "expected the load in input_config: concurrency or request_rate");
@@ -378,6 +522,13 @@ export function readProfileExport(file: string, text: string): MeasuredRun[] {
     rate: rate ?? Infinity,
     ...(concurrency !== undefined ? { maxConcurrency: concurrency } : {}),
     metrics,
+    origin: {
+      requests: locate(requestsPath),
+      input: locate(["input_sequence_length", "avg"]),
+      output: locate(["output_sequence_length", "avg"]),
+      ...(rate !== undefined ? { rate: locate([...loadPath, "request_rate"]) } : {}),
+      ...(concurrency !== undefined ? { maxConcurrency: locate([...loadPath, "concurrency"]) } : {}),
+    },
   }];
 }
 

@@ -17,7 +17,7 @@ import { quantileSorted } from "../metrics/percentile.ts";
 import { LoadedConfigs, runScenario, scenarioSources } from "../scenario/runner.ts";
 import { loadScenario } from "../scenario/scenario.ts";
 import type { ConfigRef, Scenario, ScenarioOverride } from "../scenario/scenario.ts";
-import { calibrateTargets, trialDevice } from "./fit.ts";
+import { calibrateTargets, trialBudget, trialDevice } from "./fit.ts";
 import type { CalibrateOptions, CalibrationResult, FitTarget } from "./fit.ts";
 
 /** A validation scenario to calibrate on. */
@@ -285,14 +285,21 @@ export function calibrateScenarios(
   if (cases.length === 0) throw new InputError({ file: "(scenarios)" }, "no scenario to calibrate on");
   const byDevice = new Map<string, ScenarioCase[]>();
   for (const c of cases) byDevice.set(c.group, [...(byDevice.get(c.group) ?? []), c]);
+  // Progress over every device's fit: each device's trials after those of the devices before it.
+  const groups = [...byDevice.values()];
+  const total = groups.reduce((n, cs) => n + trialBudget(cs.length, options), 0);
+  let offset = 0;
   // k-fold cross-validation over a device's cases; with fewer cases than folds, leave one case out.
-  const devices = [...byDevice.values()].map((cs): DeviceCalibration => ({
-    device: cs[0].device,
-    group: cs[0].group,
-    cases: cs,
-    fitted: true,
-    result: calibrateTargets(cs[0].device, cs.map((c) => scenarioTarget(c, fs, options)), options),
-  }));
+  const devices = groups.map((cs): DeviceCalibration => {
+    const base = offset;
+    offset += trialBudget(cs.length, options);
+    const report = options.onProgress;
+    const result = calibrateTargets(cs[0].device, cs.map((c) => scenarioTarget(c, fs, options)), {
+      ...options,
+      ...(report ? { onProgress: (done: number) => report(base + done, total) } : {}),
+    });
+    return { device: cs[0].device, group: cs[0].group, cases: cs, fitted: true, result };
+  });
   const errors = devices.flatMap((d) => d.result.errors);
   const cv = (options.folds ?? 5) >= 2;
   return {

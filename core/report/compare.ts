@@ -6,12 +6,13 @@
  *
  * @module
  */
-import { ALL_STATISTICS, EXT_COLUMNS, METRIC_COLUMNS, OVERALL_KEYS } from "../metrics/summary.ts";
-import { z } from "zod";
+import { ALL_STATISTICS, CDF_COLUMNS, EXT_COLUMNS, METRIC_COLUMNS, OVERALL_KEYS } from "../metrics/summary.ts";
+import { TASK_LIMITS } from "../config/limits.ts";
+import { quoteString } from "../config/errors.ts";
 import { resolveMetric } from "../scenario/metric_keys.ts";
 import { MAX_RATE_MEETING, MIN_VALUE_MEETING } from "../scenario/scenario.ts";
 import { alignColumns } from "./columns.ts";
-import { numberCell, page, section, showNumber, table, textCell, valueAt } from "./html.ts";
+import { escapeHtml, numberCell, page, section, showNumber, table, textCell, valueAt } from "./html.ts";
 import { cdfCharts, seriesCharts } from "./run_report.ts";
 
 /** One compared metric: its name, where each side holds it, which way is better. */
@@ -31,40 +32,259 @@ const HEADROOM_KEYS = ["batch_occupancy", "kv_occupancy", "kv_occupancy_peak", "
 const GROUP_KEYS = ["mean_batch", "peak_batch", "preemptions", "kv_occupancy", "mfu", "mbu", "requests_served"];
 const betterOf = (name: string) => resolveMetric(name)?.better ?? "none";
 
-const series = z.array(z.number().nullable());
-const statTable = z.record(z.string(), z.record(z.string(), z.number().nullable()));
-/**
- * The parts of a run's JSON document that a comparison reads, with the
- * shapes it reads them in (other keys pass): what `--output_json` writes.
- */
-const RunDocumentSchema = z.looseObject({
-  per_metric_summary: statTable,
-  overall_summary: z.record(z.string(), z.number().nullable()),
-  ext_metric_summary: statTable.optional(),
-  load: z.record(z.string(), z.unknown()).optional(),
-  headroom: z.record(z.string(), z.number().nullable()).optional(),
-  groups: z.array(z.looseObject({ group: z.string() })).optional(),
-  distributions: z.looseObject({ seconds: z.record(z.string(), series) }).optional(),
-  timeseries: z.looseObject({
-    time_s: series,
-    offered_rate: series,
-    achieved_rate: series,
-    groups: z.array(z.object({ group: z.string() }).catchall(series)),
-  }).optional(),
+/** Why a part of a document is not what a comparison reads: its key path and what is wrong. */
+interface Problem {
+  readonly path: readonly (string | number)[];
+  readonly message: string;
+}
+
+/** The JSON type of a value, as a message names it. */
+const kindOf = (v: unknown): string => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+const expected = (path: readonly (string | number)[], what: string, v: unknown): Problem => ({
+  path,
+  message: `Invalid input: expected ${what}, received ${kindOf(v)}`,
 });
+/** A number JSON wrote beyond a double's range (`1e999` parses as an infinity). */
+const outOfRange = (path: readonly (string | number)[]): Problem => ({
+  path,
+  message: "Invalid input: a number beyond ±1.8e308, the range of a double",
+});
+
+/** Whether `v` is a number a table can print, or null. */
+const isValue = (v: unknown) => v === null || (typeof v === "number" && Number.isFinite(v));
+
+/** The problem with a number or null at `path`, if any (the path is built only for a problem). */
+function numberProblem(v: unknown, path: () => (string | number)[]): Problem | undefined {
+  if (isValue(v)) return undefined;
+  return typeof v === "number" ? outOfRange(path()) : expected(path(), "number", v);
+}
+
+/** The first problem of an object of numbers or nulls. */
+function numbersProblem(v: unknown, path: readonly (string | number)[]): Problem | undefined {
+  if (!isRecord(v)) return expected(path, "record", v);
+  for (const k of Object.keys(v)) {
+    const p = numberProblem(v[k], () => [...path, k]);
+    if (p) return p;
+  }
+  return undefined;
+}
+
+/** The first problem of a series (an array of numbers or nulls). */
+function seriesProblem(v: unknown, path: readonly (string | number)[]): Problem | undefined {
+  if (!Array.isArray(v)) return expected(path, "array", v);
+  for (let i = 0; i < v.length; i++) {
+    const p = numberProblem(v[i], () => [...path, i]);
+    if (p) return p;
+  }
+  return undefined;
+}
+
+/** The first problem of a metric table (metric → statistic → number or null). */
+function statTableProblem(v: unknown, path: readonly (string | number)[]): Problem | undefined {
+  if (!isRecord(v)) return expected(path, "record", v);
+  for (const k of Object.keys(v)) {
+    const p = numbersProblem(v[k], [...path, k]);
+    if (p) return p;
+  }
+  return undefined;
+}
+
+/**
+ * Groups of one run document a comparison reads (its `groups` and its time
+ * series' `groups`): one per instance group, a few in any deployment; each
+ * is 7 rows of the table (TASK_LIMITS.groups says why the limit).
+ */
+const MAX_GROUPS = TASK_LIMITS.groups;
+
+/** The first problem of an array of groups (objects with a string `group`), its length checked first. */
+function groupsProblem(
+  v: unknown,
+  path: readonly (string | number)[],
+  each: (g: Record<string, unknown>, at: (string | number)[]) => Problem | undefined,
+): Problem | undefined {
+  if (!Array.isArray(v)) return expected(path, "array", v);
+  if (v.length > MAX_GROUPS) {
+    return {
+      path,
+      message: `${v.length.toLocaleString("en-US")} groups; a comparison reads at most ${
+        MAX_GROUPS.toLocaleString("en-US")
+      } per document, one per instance group`,
+    };
+  }
+  for (let i = 0; i < v.length; i++) {
+    const g = v[i];
+    if (!isRecord(g)) return expected([...path, i], "object", g);
+    if (typeof g.group !== "string") return expected([...path, i, "group"], "string", g.group);
+    const p = each(g, [...path, i]);
+    if (p) return p;
+  }
+  return undefined;
+}
+
+/**
+ * The first problem of the parts of a run document a comparison reads, in
+ * the shapes it reads them in (other keys pass): what `--output_json`
+ * writes. Stops at the first problem (a document of millions of bad values
+ * costs one message), checks every array's length before its items, and
+ * refuses numbers beyond a double's range (JSON's `1e999`), which no
+ * comparison can print.
+ */
+function documentProblem(doc: unknown): Problem | undefined {
+  if (!isRecord(doc)) return expected([], "object", doc);
+  const optional = (key: string, check: (v: unknown, path: (string | number)[]) => Problem | undefined) =>
+    Object.hasOwn(doc, key) && doc[key] !== undefined ? check(doc[key], [key]) : undefined;
+  return statTableProblem(valueAt(doc, ["per_metric_summary"]), ["per_metric_summary"]) ??
+    numbersProblem(valueAt(doc, ["overall_summary"]), ["overall_summary"]) ??
+    optional("ext_metric_summary", statTableProblem) ??
+    optional("load", (v, path) => {
+      if (!isRecord(v)) return expected(path, "record", v);
+      // Any value passes; a number must be one a table can print.
+      const k = Object.keys(v).find((k) => typeof v[k] === "number" && !Number.isFinite(v[k]));
+      return k === undefined ? undefined : outOfRange([...path, k]);
+    }) ??
+    optional("headroom", numbersProblem) ??
+    optional("groups", (v, path) =>
+      groupsProblem(v, path, (g, at) => {
+        const k = Object.keys(g).find((k) => typeof g[k] === "number" && !Number.isFinite(g[k]));
+        return k === undefined ? undefined : outOfRange([...at, k]);
+      })) ??
+    optional("distributions", (v, path) => {
+      if (!isRecord(v)) return expected(path, "object", v);
+      const seconds = valueAt(v, ["seconds"]);
+      if (!isRecord(seconds)) return expected([...path, "seconds"], "record", seconds);
+      for (const k of Object.keys(seconds)) {
+        const p = seriesProblem(seconds[k], [...path, "seconds", k]);
+        if (p) return p;
+      }
+      return undefined;
+    }) ??
+    optional("timeseries", (v, path) => {
+      if (!isRecord(v)) return expected(path, "object", v);
+      for (const k of ["time_s", "offered_rate", "achieved_rate"]) {
+        const p = seriesProblem(valueAt(v, [k]), [...path, k]);
+        if (p) return p;
+      }
+      return groupsProblem(valueAt(v, ["groups"]), [...path, "groups"], (g, at) => {
+        for (const k of Object.keys(g)) {
+          const p = k === "group" ? undefined : seriesProblem(g[k], [...at, k]);
+          if (p) return p;
+        }
+        return undefined;
+      });
+    });
+}
+
+/** Points of one series a report draws: `sim` writes at most this many buckets. */
+const MAX_POINTS = TASK_LIMITS.timeseriesPoints;
+
+/**
+ * Groups whose time series one chart draws: each is a line and a legend
+ * entry; past a few dozen a chart is unreadable (and slow to draw), and the
+ * change table still lists every group.
+ */
+const CHART_GROUPS = 24;
+
+/** The largest magnitude a chart draws: a fourth of the largest double, so that no axis span overflows. */
+const CHART_EXTREME = Number.MAX_VALUE / 4;
+
+/** The series of a time series' group that the charts draw (what `sim` writes for each). */
+const GROUP_SERIES = ["running", "waiting", "kv_occupancy", "batch", "preemptions_per_s", "kv_transfers_in_flight"];
+
+/** `xs` at {@link MAX_POINTS} evenly spaced indices, first and last included. */
+function sampled(xs: readonly unknown[]): unknown[] {
+  return Array.from({ length: MAX_POINTS }, (_, i) => xs[Math.round((i * (xs.length - 1)) / (MAX_POINTS - 1))]);
+}
+
+/** A run document as a comparison reads it: series cut to what a report draws, and what was cut. */
+export interface RunDocument {
+  /** The document, its series of more than {@link TASK_LIMITS}' `timeseriesPoints` points sampled to that many. */
+  readonly doc: Record<string, unknown>;
+  /** What the report draws of it that is not all of it, one sentence each. */
+  readonly notes: readonly string[];
+}
+
+/**
+ * Reads a parsed run document (what `--output_json` writes) for a
+ * comparison: the series longer than a report draws (a hand-made
+ * document's, `sim` writes at most 256 buckets) are sampled before any
+ * per-point work, then the parts the comparison reads are checked.
+ *
+ * @returns the document, or why it is not one (`key.path: what is wrong`)
+ */
+export function readRunDocument(doc: unknown): RunDocument | string {
+  const notes: string[] = [];
+  let ready = doc;
+  if (isRecord(doc)) {
+    // Shallow copies: the caller's document is left as it is.
+    const out: Record<string, unknown> = { ...doc };
+    let longest = 0;
+    const cut = (xs: unknown) => {
+      if (!Array.isArray(xs) || xs.length <= MAX_POINTS) return xs;
+      longest = Math.max(longest, xs.length);
+      return sampled(xs);
+    };
+    const dist = valueAt(doc, ["distributions"]);
+    const seconds = valueAt(dist, ["seconds"]);
+    if (isRecord(dist) && isRecord(seconds)) {
+      out.distributions = {
+        ...dist,
+        seconds: Object.fromEntries(Object.keys(seconds).map((k) => [k, cut(seconds[k])])),
+      };
+      if (longest > 0) {
+        notes.push(
+          `distributions: CDFs of ${
+            longest.toLocaleString("en-US")
+          } points drawn at ${MAX_POINTS} of them, evenly spaced`,
+        );
+      }
+    }
+    longest = 0;
+    const ts = valueAt(doc, ["timeseries"]);
+    const groups = valueAt(ts, ["groups"]);
+    if (isRecord(ts)) {
+      const copy: Record<string, unknown> = { ...ts };
+      for (const k of ["time_s", "offered_rate", "achieved_rate"]) if (Object.hasOwn(ts, k)) copy[k] = cut(ts[k]);
+      // Counted before any group is touched: the check below refuses too many.
+      if (Array.isArray(groups) && groups.length <= MAX_GROUPS) {
+        copy.groups = groups.map((g) =>
+          isRecord(g) ? Object.fromEntries(Object.keys(g).map((k) => [k, k === "group" ? g[k] : cut(g[k])])) : g
+        );
+      }
+      out.timeseries = copy;
+      if (longest > 0) {
+        notes.push(
+          `timeseries: ${
+            longest.toLocaleString("en-US")
+          } points drawn at ${MAX_POINTS} of them, evenly spaced (deno task sim writes at most ${MAX_POINTS})`,
+        );
+      }
+    }
+    ready = out;
+  }
+  const problem = documentProblem(ready);
+  if (problem) return `${problem.path.length ? `${problem.path.map(String).join(".")}: ` : ""}${problem.message}`;
+  return { doc: ready as Record<string, unknown>, notes };
+}
 
 /** Why `doc` is not a run's JSON document (what `--output_json` writes), or undefined when it is one. */
 export function runDocumentProblem(doc: unknown): string | undefined {
-  const r = RunDocumentSchema.safeParse(doc);
-  if (r.success) return undefined;
-  const issue = r.error.issues[0];
-  const at = issue.path.map(String).join(".");
-  return `${at ? `${at}: ` : ""}${issue.message}`;
+  const r = readRunDocument(doc);
+  return typeof r === "string" ? r : undefined;
 }
 
 /** Whether `doc` is a run's JSON document (what `--output_json` writes). */
 export function isRunDocument(doc: unknown): boolean {
   return runDocumentProblem(doc) === undefined;
+}
+
+/**
+ * A group's name as a metric shows it: as written when it is plain, else
+ * quoted and escaped (a name with a line break or a leading `::` never
+ * starts a line of its own or a workflow command), cut when long.
+ */
+function groupLabel(name: string): string {
+  return /^[A-Za-z0-9_][\w .\-+=@/()%:]{0,79}$/.test(name) ? name : quoteString(name);
 }
 
 /**
@@ -81,13 +301,25 @@ export function runMetricRows(a: unknown, b: unknown): MetricRow[] {
   for (const k of OVERALL_KEYS) same(k, ["overall_summary", k]);
   for (const k of LOAD_KEYS) same(k, ["load", k], k === "achieved_rate" ? "higher" : "none");
   for (const k of HEADROOM_KEYS) same(k, ["headroom", k], "none");
-  const groups = (d: unknown) => (valueAt(d, ["groups"]) as { group: string }[] | undefined) ?? [];
+  // A group's name, or undefined for an entry that is not a group.
+  const nameOf = (g: unknown) => (isRecord(g) && typeof g.group === "string" ? g.group : undefined);
+  const groups = (d: unknown): unknown[] => {
+    const gs = valueAt(d, ["groups"]);
+    return Array.isArray(gs) ? gs : [];
+  };
+  // By name, the first of each (a linear match: a document may hold many groups).
+  const inB = new Map<string, number>();
+  groups(b).forEach((h, j) => {
+    const name = nameOf(h);
+    if (name !== undefined && !inB.has(name)) inB.set(name, j);
+  });
   groups(a).forEach((g, i) => {
-    const j = groups(b).findIndex((h) => h.group === g.group);
-    if (j < 0) return;
+    const name = nameOf(g);
+    const j = name === undefined ? undefined : inB.get(name);
+    if (name === undefined || j === undefined) return;
     for (const k of GROUP_KEYS) {
       rows.push({
-        metric: `${g.group}.${k}`,
+        metric: `${groupLabel(name)}.${k}`,
         pathA: ["groups", i, k],
         pathB: ["groups", j, k],
         better: k === "preemptions" ? "lower" : "none",
@@ -120,10 +352,18 @@ export function snapshotMetricRows(a: Record<string, number>, b: Record<string, 
   }));
 }
 
-/** b − a and the relative change, when both are numbers (NaN where undefined). */
+/**
+ * b − a and the relative change (b − a) / |a|, when both are numbers (NaN
+ * where undefined: a missing side, or a change from 0). Either may be an
+ * infinity when the change exceeds a double (1e308 to −1e308); what prints
+ * them shows `-` for it.
+ */
 function change(a: unknown, b: unknown): { delta: number; relative: number } {
   if (typeof a !== "number" || typeof b !== "number") return { delta: NaN, relative: NaN };
-  return { delta: b - a, relative: a === 0 ? (b === 0 ? 0 : NaN) : (b - a) / Math.abs(a) };
+  const delta = b - a;
+  if (a === 0) return { delta, relative: b === 0 ? 0 : NaN };
+  // b/|a| − sign(a) is the same ratio without the overflow of b − a.
+  return { delta, relative: Number.isFinite(delta) ? delta / Math.abs(a) : b / Math.abs(a) - Math.sign(a) };
 }
 
 /** "worse", "better" or "" for a change of a metric. */
@@ -132,7 +372,18 @@ function verdict(r: MetricRow, delta: number): "worse" | "better" | "" {
   return (delta > 0) === (r.better === "lower") ? "worse" : "better";
 }
 
-const pct = (x: number) => (Number.isNaN(x) ? "-" : `${x > 0 ? "+" : ""}${(100 * x).toFixed(1)}%`);
+/** A relative change as a percentage to one decimal (`+12.5%`), in powers of ten past a million percent, `-` when not finite. */
+function pct(x: number): string {
+  const p = 100 * x;
+  if (!Number.isFinite(p)) return "-";
+  const sign = p > 0 ? "+" : "";
+  return `${sign}${Math.abs(p) < 1e6 ? p.toFixed(1) : p.toExponential(1)}%`;
+}
+
+/** A number of the text table: as a report shows it, in powers of ten from 1e15 (not 400 digits for 1e308). */
+function show(v: unknown): string {
+  return typeof v === "number" && Number.isFinite(v) && Math.abs(v) >= 1e15 ? v.toExponential(3) : showNumber(v);
+}
 
 /**
  * The change table as text: metric, a, b, change and relative change, and
@@ -150,16 +401,94 @@ export function formatCompareTable(
     const vb = valueAt(b, r.pathB);
     const c = change(va, vb);
     if (options.changedOnly && !(c.delta !== 0) && !(Number.isNaN(c.delta) && va !== vb)) continue;
-    out.push([r.metric, showNumber(va), showNumber(vb), showNumber(c.delta), pct(c.relative), verdict(r, c.delta)]);
+    out.push([r.metric, show(va), show(vb), show(c.delta), pct(c.relative), verdict(r, c.delta)]);
   }
   return alignColumns(out, { align: ["left", "right", "right", "right", "right", "left"] }).map((l) => l.trimEnd())
     .join("\n") + "\n";
 }
 
 /**
+ * What a chart of two documents draws: each run document's series as
+ * {@link readRunDocument} cuts them, at most {@link CHART_GROUPS} groups
+ * of each time series, and a note for each cut; undefined unless both are
+ * run documents (a scenario's snapshots have no charts).
+ */
+function chartDocs(
+  a: unknown,
+  b: unknown,
+  names: { a: string; b: string } = { a: "a", b: "b" },
+): { docs: { doc: unknown; run: string }[]; notes: string[] } | undefined {
+  const read = [readRunDocument(a), readRunDocument(b)];
+  const notes: string[] = [];
+  const docs: { doc: unknown; run: string }[] = [];
+  for (const [i, r] of read.entries()) {
+    if (typeof r === "string") return undefined;
+    const run = i === 0 ? "a" : "b";
+    const name = i === 0 ? names.a : names.b;
+    notes.push(...r.notes.map((n) => `${name}: ${n}`));
+    let hidden = 0;
+    // A chart's axis spans its values: past ±MAX_VALUE/4 the span of two of them overflows (ticks of NaN).
+    const drawable = (xs: unknown) =>
+      Array.isArray(xs)
+        ? xs.map((v) => (typeof v === "number" && Math.abs(v) > CHART_EXTREME ? (hidden++, null) : v))
+        : xs;
+    const seconds = valueAt(r.doc, ["distributions", "seconds"]) as Record<string, unknown> | undefined;
+    const doc: Record<string, unknown> = { ...r.doc };
+    if (seconds) {
+      doc.distributions = {
+        ...(r.doc.distributions as object),
+        seconds: Object.fromEntries(CDF_COLUMNS.map((c) => [c, drawable(valueAt(seconds, [c]))])),
+      };
+    }
+    const ts = r.doc.timeseries as Record<string, unknown> & { groups: Record<string, unknown>[] } | undefined;
+    if (ts) {
+      if (ts.groups.length > CHART_GROUPS) {
+        notes.push(
+          `${name}: timeseries: ${
+            ts.groups.length.toLocaleString("en-US")
+          } groups; the charts draw the first ${CHART_GROUPS}`,
+        );
+      }
+      // A hand-made document may leave a group's series out: drawn as none.
+      const groups = ts.groups.slice(0, CHART_GROUPS).map((g) => ({
+        group: g.group,
+        ...Object.fromEntries(GROUP_SERIES.map((k) => [k, drawable(valueAt(g, [k]) ?? [])])),
+      }));
+      doc.timeseries = {
+        ...ts,
+        time_s: drawable(ts.time_s),
+        offered_rate: drawable(ts.offered_rate),
+        achieved_rate: drawable(ts.achieved_rate),
+        groups,
+      };
+    }
+    if (hidden > 0) {
+      notes.push(
+        `${name}: ${hidden.toLocaleString("en-US")} values beyond ±${
+          CHART_EXTREME.toPrecision(2)
+        } not drawn (no axis spans them)`,
+      );
+    }
+    docs.push({ doc, run });
+  }
+  return { docs, notes };
+}
+
+/**
+ * What the page's charts leave out of two documents (series sampled to
+ * {@link TASK_LIMITS}' `timeseriesPoints` points, groups past the first
+ * few), one sentence each, starting with the document's name in `names`
+ * (default `a` and `b`); none for documents `sim` wrote.
+ */
+export function compareReportNotes(a: unknown, b: unknown, names?: { a: string; b: string }): string[] {
+  return chartDocs(a, b, names)?.notes ?? [];
+}
+
+/**
  * The comparison page: the change table (every number marked with its side
  * and path, the page contract), then for run documents the CDFs and time
- * series of both overlaid.
+ * series of both overlaid (at most {@link TASK_LIMITS}' `timeseriesPoints`
+ * points per series: a longer one is sampled, and the page says so).
  */
 export async function compareReportHtml(
   a: unknown,
@@ -177,19 +506,20 @@ export async function compareReportHtml(
         textCell(r.metric),
         numberCell(a, r.pathA, "a"),
         numberCell(b, r.pathB, "b"),
-        `<td class="num ${v}">${showNumber(c.delta)}</td>`,
+        `<td class="num ${v}">${show(c.delta)}</td>`,
         `<td class="num ${v}">${pct(c.relative)}</td>`,
       ];
     }),
   );
-  const docs = [{ doc: a, run: "a" }, { doc: b, run: "b" }];
-  const runs = isRunDocument(a) && isRunDocument(b);
+  const charts = chartDocs(a, b);
+  const notes = charts?.notes.map((n) => `<p class="note" data-note="drawn">${escapeHtml(n)}</p>`) ?? [];
   return page(`ServingCast comparison`, `a: ${names.a}   b: ${names.b}`, [
     section("Change table", body),
-    ...(runs
+    ...(notes.length ? [section("What the charts draw", notes.join("\n"))] : []),
+    ...(charts
       ? [
-        section("Latency distributions (a and b)", await cdfCharts(docs)),
-        section("Over time (a and b)", await seriesCharts(docs)),
+        section("Latency distributions (a and b)", await cdfCharts(charts.docs)),
+        section("Over time (a and b)", await seriesCharts(charts.docs)),
       ]
       : []),
   ]);

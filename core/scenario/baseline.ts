@@ -68,13 +68,28 @@ export function snapshot(s: Summary, prefix: string): Record<string, number> {
   return out;
 }
 
-/** The stored snapshot, or undefined when there is none. */
+/** Why a file could not be read, in a few words (the reader's own words for a FIFO, a device or a size). */
+function unreadable(e: unknown): string {
+  if (e instanceof Deno.errors.IsADirectory) return "is a directory";
+  if (e instanceof Deno.errors.PermissionDenied) return "permission denied";
+  return (e instanceof Error ? e.message.split("\n")[0] : String(e)).replace(/ \(os error \d+\).*$/, "");
+}
+
+/**
+ * The stored snapshot, or undefined when there is none (no file). Read
+ * through the one input reader: a FIFO, a device or a file over its size
+ * limit is refused before it is opened.
+ *
+ * @throws {InputError} when the file cannot be read or is not a snapshot: an object of metric → number or null,
+ * every number within a double's range (JSON's `1e999` is not one)
+ */
 export function readBaseline(file: string, fs: FileSystem = denoFileSystem): Record<string, number | null> | undefined {
   let text: string;
   try {
     text = fs.readText(file);
-  } catch {
-    return undefined;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return undefined;
+    throw new InputError({ file }, `cannot read: ${clip(unreadable(e), 200)}`);
   }
   let data: unknown;
   try {
@@ -86,16 +101,32 @@ export function readBaseline(file: string, fs: FileSystem = denoFileSystem): Rec
       `not a baseline snapshot: ${clip(why, 120)} (rewrite it with \`deno task baseline\`)`,
     );
   }
-  const ok = data !== null && typeof data === "object" && !Array.isArray(data) &&
-    Object.values(data).every((v) => v === null || typeof v === "number");
-  if (!ok) {
-    throw new InputError(
-      { file },
-      "not a baseline snapshot: expected an object of metric → number or null (rewrite it with `deno task baseline`)",
-    );
+  const rewrite = "(rewrite it with `deno task baseline`)";
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    throw new InputError({ file }, `not a baseline snapshot: expected an object of metric → number or null ${rewrite}`);
   }
-  return data as Record<string, number | null>;
+  const snap = data as Record<string, unknown>;
+  for (const k of Object.keys(snap)) {
+    const v = snap[k];
+    if (v !== null && typeof v !== "number") {
+      throw new InputError(
+        { file, keyPath: clip(k) },
+        `not a baseline snapshot: expected an object of metric → number or null, got ${kindOf(v)} ${rewrite}`,
+      );
+    }
+    if (typeof v === "number" && !Number.isFinite(v)) {
+      throw new InputError(
+        { file, keyPath: clip(k) },
+        `a number beyond ±1.8e308, the range of a double; a snapshot holds measured values ${rewrite}`,
+      );
+    }
+  }
+  return snap as Record<string, number | null>;
 }
+
+/** The JSON type of a value, as a message names it. */
+const kindOf = (v: unknown): string =>
+  v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `a ${typeof v}`;
 
 /** A snapshot as the JSON a baseline file holds (NaN as null, keys sorted). */
 export function formatBaseline(snap: Record<string, number>): string {
@@ -110,11 +141,14 @@ export function formatBaseline(snap: Record<string, number>): string {
  * (`load_gen.request_rate=2.5`), so the longest canonical name it ends with.
  */
 export function baselineMetric(key: string): MetricRef | undefined {
-  let best: MetricRef | undefined;
-  for (const [name, m] of BY_NAME) {
-    if ((key === name || key.endsWith(`.${name}`)) && name.length > (best?.name.length ?? -1)) best = m;
+  // The longest canonical suffix starts at the earliest dot: one lookup per dot, not one per metric.
+  const whole = BY_NAME.get(key);
+  if (whole) return whole;
+  for (let dot = key.indexOf("."); dot >= 0; dot = key.indexOf(".", dot + 1)) {
+    const m = BY_NAME.get(key.slice(dot + 1));
+    if (m) return m;
   }
-  return best;
+  return undefined;
 }
 
 /** Which way a metric is checked: a rise, a fall, or both. */
@@ -173,9 +207,7 @@ export function compareBaseline(
     const same = n === b || (Number.isNaN(b) && Number.isNaN(n));
     const pass = defined &&
       (same || (checked === "both" ? !rose && !fell : checked === "rise" ? !rose : !fell));
-    const change = Number.isFinite(b) && b !== 0 && Number.isFinite(n)
-      ? `${n >= b ? "+" : ""}${((n / b - 1) * 100).toFixed(1)}%`
-      : "—";
+    const change = percentChange(b, n);
     if (!pass) {
       const pct = (tol * 100).toFixed(1);
       rows.push([
@@ -213,6 +245,17 @@ export function compareBaseline(
   };
 }
 
+/** A stored or measured value as the mismatch table shows it (`—` for one that is not finite). */
 function fmt(x: number): string {
+  if (!Number.isFinite(x)) return "—";
+  if (Math.abs(x) >= 1e15) return x.toExponential(4);
   return Math.abs(x) >= 1000 ? x.toFixed(1) : Number(x.toPrecision(5)).toString();
+}
+
+/** The change from `b` to `n` in percent to one decimal (`+12.5%`); `—` from 0, or when it is not finite. */
+function percentChange(b: number, n: number): string {
+  if (!Number.isFinite(b) || b === 0 || !Number.isFinite(n)) return "—";
+  const p = (n / b - 1) * 100;
+  if (!Number.isFinite(p)) return "—";
+  return `${n >= b ? "+" : ""}${Math.abs(p) < 1e6 ? p.toFixed(1) : p.toExponential(1)}%`;
 }

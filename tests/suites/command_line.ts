@@ -19,4 +19,6 @@ import "../hardening_round2_test.ts";
 import "../hardening_plan_test.ts";
 import "../fuzz_targets/scenario_tree_test.ts";
 import "../fuzz_targets/merge_test.ts";
+import "../hardening_compare_test.ts";
+import "../fuzz_targets/compare_test.ts";
 import "../publish_test.ts";
