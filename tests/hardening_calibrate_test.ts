@@ -8,6 +8,7 @@
  * exit 2, never a stack trace, and costs no fit.
  */
 import assert from "node:assert/strict";
+import { SCENARIO } from "./fuzz_targets/calibrate.ts";
 import { captureTaskAsync } from "./_helpers.ts";
 import { runCalibrate } from "../tools/calibrate.ts";
 import { InputError } from "../core/config/errors.ts";
@@ -25,15 +26,6 @@ const CSV = "num_prompts,input_len,output_len,request_rate,max_concurrency,media
 /** A manifest whose fit takes milliseconds; `extra` lines are added at its end (line 6 on). */
 const manifest = (extra = "") =>
   `instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements: [{csv: m.csv}]\nfit: [step_overhead]\niterations: 2\n${extra}`;
-/** A validation scenario of one request and one measured figure. */
-const SCENARIO = `name: ttft
-instances: {instance_groups: [{num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}]}
-common:
-  model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
-  load_gen: {load_gen_type: fixed_length, num_requests: 1, num_input_tokens: 128, num_output_tokens: 2}
-measured:
-  - {metric: ttft_from_send.median, value: 0.02, max_error: 0.2, source: a made-up figure}
-`;
 
 /** A temporary folder with the deployment, a CSV of two runs, `files`, and `outside/precious.txt`. */
 function folder(files: Record<string, string> = {}): string {

@@ -55,7 +55,7 @@ const CSV_HEAD = "num_prompts,input_len,output_len,request_rate,max_concurrency,
 const CSV_ROWS = ["4,128,8,inf,1,20,8,", "4,256,8,inf,2,30,9,"];
 
 /** A validation scenario of one request and one measured figure. */
-const SCENARIO = `name: ttft
+export const SCENARIO = `name: ttft
 instances: {instance_groups: [{num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}]}
 common:
   model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}

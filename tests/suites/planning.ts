@@ -13,4 +13,3 @@ import "../fidelity_doc_test.ts";
 import "../known_gap_test.ts";
 import "../plan_test.ts";
 import "../hardening_calibrate_test.ts";
-import "../fuzz_targets/calibrate_test.ts";
