@@ -212,7 +212,7 @@ class Simulation {
       prefillTokens: e.shape.prefillTokens,
       decodeTokens: e.shape.decodeSeqs,
       kvBlocks: e.kv.used,
-      reservedBlocks: e.reserved,
+      reservedBlocks: e.ledger.reserved,
       waiting: e.waiting.size,
       preemptions: e.preemptions,
       shape: e.shape,
@@ -379,9 +379,9 @@ class Simulation {
       if ((e.cache?.referenced ?? 0) !== 0) {
         throw new RangeError(`engine ${e.spec.label}: ${e.cache!.referenced} prefix-cache references left over`);
       }
-      if (e.kv.used !== cached || e.reserved !== 0) {
+      if (e.kv.used !== cached || e.ledger.reserved !== 0) {
         throw new RangeError(
-          `engine ${e.spec.label}: ${e.kv.used - cached} KV blocks and ${e.reserved} reserved blocks leaked`,
+          `engine ${e.spec.label}: ${e.kv.used - cached} KV blocks and ${e.ledger.reserved} reserved blocks leaked`,
         );
       }
       if (e.outstanding !== 0 || e.active !== 0) {

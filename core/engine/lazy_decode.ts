@@ -1,0 +1,369 @@
+/**
+ * Lazy decode accounting: an optional layer over the engine's reference
+ * path that changes speed only, never a result.
+ *
+ * The first `prefix` running requests are plain decoders (one token per
+ * step, no drafts, their prompt's cache blocks all indexed) that have
+ * advanced together at every step since they joined, so a step changes
+ * each of them the same way: one more token computed and generated,
+ * emitted at the step's end. The layer counts those steps in `lag` instead
+ * of touching each: a prefix request's true `computed` and `generated` are
+ * its stored ones plus `lag`, and its `lastToken` is `last`. What differs
+ * between them waits in buckets by lag: the step at which each needs its
+ * next KV block and the step at which each finishes. A step then costs the
+ * requests it changes and the rest of the batch (prompts, new decoders),
+ * not the whole batch. Requests behind the prefix are accounted one by one
+ * as before, and join it once they decode. Preemption takes requests from
+ * the end of the batch as the per-request path does (a prefix request is
+ * written back first); the whole prefix is written back
+ * ({@link LazyDecode.materialize}) only when the step's budget cannot hold
+ * it. The per-request path is the reference: results are the same bit for
+ * bit (tests/invariants_test.ts compares them, step by step, on random
+ * runs).
+ *
+ * @module
+ */
+import type { KvLedger } from "./kv_ledger.ts";
+import { ROOM_FREED, ROOM_LOST } from "./kv_ledger.ts";
+import type { Request } from "./request.ts";
+
+/**
+ * Steps after an engine falls back to per-request accounting (the step's
+ * budget could not hold its lazy decoders, or blocks ran short on an engine
+ * that never preempts) before running decoders join the lazy prefix again.
+ * Joining costs two bucket entries per request, so rejoining at once would
+ * redo that for the whole batch at each fallback. The choice changes speed
+ * only, never a result.
+ */
+export const LAZY_AFTER = 16;
+
+/** What the layer needs of its engine. */
+export interface LazyHost {
+  /** The batch, in seat order; the prefix is its front. */
+  readonly running: Request[];
+  /** The engine's KV blocks. */
+  readonly ledger: KvLedger;
+  /** Tokens per KV block. */
+  readonly blockSize: number;
+  /** Whether the engine may preempt a running request when blocks run out. */
+  readonly preempts: boolean;
+  /** Steps run so far. */
+  readonly steps: number;
+  /** Gives running request `r` `need` more blocks, preempting when short (a ROOM_ value). */
+  grow(r: Request, need: number): number;
+  /** `r` produced its last token at `now`: it leaves. */
+  finish(r: Request, now: number): void;
+}
+
+/** Adds `r` to the bucket of `key`. */
+function addTo(buckets: Map<number, Request[]>, key: number, r: Request): void {
+  const list = buckets.get(key);
+  if (list === undefined) buckets.set(key, [r]);
+  else list.push(r);
+}
+
+/** Removes `r` from the bucket of `key` (where it is). */
+function removeFrom(buckets: Map<number, Request[]>, key: number, r: Request): void {
+  const list = buckets.get(key);
+  if (list === undefined) return;
+  const i = list.indexOf(r);
+  if (i >= 0) list.splice(i, 1);
+  if (list.length === 0) buckets.delete(key);
+}
+
+/**
+ * The prefix's block steps: lag → the prefix requests that need a new KV
+ * block at that step. A request's next block is at most `blockSize` steps
+ * ahead, so the live lags span at most `blockSize + 1` values: a ring of
+ * lists indexed by lag, reused as the lag moves on, instead of a Map of
+ * new arrays (a Map entry and an array for every block boundary of a
+ * decoding batch took 4% of a run). A list is cleared by its count, not its
+ * length (an array length write is a runtime call).
+ */
+class BlockSteps {
+  readonly #mask: number;
+  readonly #lists: Request[][] = [];
+  readonly #counts: Int32Array;
+
+  /** @param blockSize the engine's tokens per KV block */
+  constructor(blockSize: number) {
+    let size = 1;
+    while (size <= blockSize + 1) size *= 2;
+    this.#mask = size - 1;
+    this.#counts = new Int32Array(size);
+  }
+
+  /** Adds `r` to the requests due at `lag`. */
+  add(lag: number, r: Request): void {
+    const i = lag & this.#mask;
+    const list = this.#lists[i] ?? (this.#lists[i] = []);
+    const n = this.#counts[i]++;
+    if (n < list.length) list[n] = r;
+    else list.push(r);
+  }
+
+  /** How many requests are due at `lag` (they are `list(lag)[0, count)`). */
+  count(lag: number): number {
+    return this.#counts[lag & this.#mask];
+  }
+
+  /** The list holding the requests due at `lag` (only its first {@link count} entries are). */
+  list(lag: number): readonly Request[] {
+    return this.#lists[lag & this.#mask];
+  }
+
+  /** Empties the step `lag` (its list stays readable until something is added to it). */
+  drop(lag: number): void {
+    this.#counts[lag & this.#mask] = 0;
+  }
+
+  /** Removes `r` from the requests due at `lag` (where it is), keeping the order of the others. */
+  remove(lag: number, r: Request): void {
+    const i = lag & this.#mask;
+    const list = this.#lists[i];
+    const n = this.#counts[i];
+    if (list === undefined) return;
+    const at = list.indexOf(r);
+    if (at < 0 || at >= n) return;
+    list.copyWithin(at, at + 1, n);
+    this.#counts[i] = n - 1;
+  }
+
+  /** Empties every step. */
+  clear(): void {
+    this.#counts.fill(0);
+  }
+}
+
+/** The index of the request with seat `seat` in `run[0, end)`, which is in seat order. */
+function seatIndex(run: readonly Request[], end: number, seat: number): number {
+  let lo = 0;
+  let hi = end - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (run[mid].seat < seat) lo = mid + 1;
+    else hi = mid;
+  }
+  if (run[lo].seat !== seat) throw new Error(`engine: no running request has seat ${seat}`);
+  return lo;
+}
+
+/** The lazy prefix of one engine's batch (see the module doc). */
+export class LazyDecode {
+  /** Whether this engine accounts decoders lazily at all (no drafts, no prefill role, no multi-step windows). */
+  readonly allowed: boolean;
+  /** Running requests accounted lazily: `running[0, prefix)`. */
+  prefix = 0;
+  /** Steps the prefix has advanced (its requests' stored values lag their true ones by this much). */
+  lag = 0;
+  /** When the prefix last produced tokens (its requests' `lastToken`). */
+  last = -1;
+  /** Σ stored `computed` of the prefix (its decode context is this + prefix × (lag + 1)). */
+  computed = 0;
+  /** True when the step in flight serves the prefix. */
+  served = false;
+  readonly #host: LazyHost;
+  readonly #after: number;
+  /** No request joins the prefix before this many steps (see {@link LAZY_AFTER}). */
+  #joinAfter = 0;
+  /** Lag → the prefix requests that need a new KV block at that step. */
+  readonly #blockDue: BlockSteps;
+  /** Lag → the prefix requests whose last token that step produces. */
+  readonly #finishDue = new Map<number, Request[]>();
+
+  /**
+   * @param host the engine
+   * @param allowed whether the engine's requests may be accounted lazily
+   * @param after steps after a fallback before decoders join again (Infinity: never)
+   */
+  constructor(host: LazyHost, allowed: boolean, after: number) {
+    this.#host = host;
+    this.allowed = allowed && after < Infinity;
+    this.#after = after;
+    this.#blockDue = new BlockSteps(this.allowed ? host.blockSize : 0);
+  }
+
+  /**
+   * Serves the prefix in the step being formed: one token each, and a
+   * block for each at a block boundary. When the blocks run out, the
+   * newest running requests are preempted exactly as the per-request path
+   * does it: the boundary requests take their blocks in running order, each
+   * preempting from the end of the batch (the tail first, then the end of
+   * the prefix, written back first) until its block fits.
+   *
+   * @returns 0 when served, 1 when served after preempting, -1 (changing nothing) when the prefix cannot be
+   * served lazily: the budget is short of it, or blocks are short on an engine that never preempts
+   */
+  serve(budget: number): number {
+    if (budget < this.prefix) return -1;
+    const host = this.#host;
+    const k = this.lag;
+    const blockSteps = this.#blockDue;
+    const n = blockSteps.count(k);
+    let preempted = false;
+    if (n > 0) {
+      let growing = blockSteps.list(k);
+      // A request with blocks set aside takes its own (free and reserved both drop by one); each other
+      // one takes one of the free blocks nobody set aside.
+      let unreserved = 0;
+      for (let i = 0; i < n; i++) if (growing[i].reserved === 0) unreserved++;
+      const short = unreserved > host.ledger.unreserved;
+      if (short && !host.preempts) return -1;
+      // The list stays readable: what is added below goes to later steps (a block lasts at least one).
+      blockSteps.drop(k);
+      // In running order (only preemption depends on it).
+      if (short) growing = growing.slice(0, n).sort((a, b) => a.seat - b.seat);
+      for (let i = 0; i < n; i++) {
+        const r = growing[i];
+        if (r.blocks === 0) break; // preempted for an earlier one, as every one after it
+        const grown = host.grow(r, 1);
+        if (grown !== ROOM_FREED) preempted = true;
+        if (grown === ROOM_LOST) break;
+        const next = this.#blockLag(r);
+        if (next <= this.#finishLag(r)) blockSteps.add(next, r);
+      }
+    }
+    if (this.prefix === 0) {
+      this.lag = 0;
+      return 1;
+    }
+    this.served = true;
+    return preempted ? 1 : 0;
+  }
+
+  /**
+   * The last request of the prefix leaves it (to be preempted): its true
+   * values are written back and its bucket entries dropped.
+   */
+  leave(r: Request): void {
+    // Its entries: its finish step, and its next block step unless that is the step being formed.
+    removeFrom(this.#finishDue, this.#finishLag(r), r);
+    const block = this.#blockLag(r);
+    if (block > this.lag) this.#blockDue.remove(block, r);
+    this.#writeBack(r);
+    this.prefix--;
+  }
+
+  /** The lag of the step at which prefix request `r` needs its next KV block (from its stored values). */
+  #blockLag(r: Request): number {
+    return r.blocks * this.#host.blockSize - r.computed;
+  }
+
+  /** The lag of the step that produces prefix request `r`'s last token (from its stored values). */
+  #finishLag(r: Request): number {
+    return r.output - r.generated - 1;
+  }
+
+  /** Prefix request `r`'s true values, written into it (it is accounted one by one from here). */
+  #writeBack(r: Request): void {
+    this.computed -= r.computed;
+    r.computed += this.lag;
+    r.generated += this.lag;
+    r.lastToken = this.last;
+  }
+
+  /**
+   * The prefix's step has ended at `now`: the lag grows, and its requests
+   * that produced their last token leave (in running order, as the
+   * per-request path releases them: the prefix cache's LRU order).
+   *
+   * They are found by seat, not by a walk over the prefix: `running` is in
+   * seat order (a request is seated at its end, and leaves keep the order).
+   * The oldest requests finish first, so those leaving are nearly always at
+   * the front (measured over the bundled scenarios and the 100,000-request
+   * bench: 0.2 on average, for a prefix of 84), and the requests before the
+   * last of them move up over the gaps, which costs a few moves where the
+   * walk touched every request of the batch.
+   *
+   * @returns how many prefix requests remain (at the front of `running`, the others right behind them)
+   */
+  advance(now: number): number {
+    const run = this.#host.running;
+    const prefix = this.prefix;
+    const k = this.lag;
+    this.lag = k + 1;
+    this.last = now;
+    const ending = this.#finishDue.get(k);
+    if (ending === undefined) return prefix;
+    this.#finishDue.delete(k);
+    const gone = ending.length;
+    if (gone > 1) ending.sort((a, b) => a.seat - b.seat);
+    for (const r of ending) {
+      this.#writeBack(r); // the lag and the prefix's last token already count this step
+      this.#host.finish(r, now);
+    }
+    // The gaps close from the shorter side, keeping the order: the requests before the last one leaving move
+    // back over them and the front slots are dropped, or those after the first one leaving move forward.
+    const firstAt = seatIndex(run, prefix, ending[0].seat);
+    const lastAt = gone === 1 ? firstAt : seatIndex(run, prefix, ending[gone - 1].seat);
+    if (lastAt < run.length - firstAt) {
+      let j = gone - 1;
+      let w = lastAt;
+      for (let i = lastAt; i >= 0; i--) {
+        const r = run[i];
+        if (j >= 0 && r === ending[j]) j--;
+        else run[w--] = r;
+      }
+      if (gone === 1) run.shift();
+      else run.splice(0, gone);
+    } else {
+      let j = 0;
+      let w = firstAt;
+      for (let i = firstAt; i < run.length; i++) {
+        const r = run[i];
+        if (j < gone && r === ending[j]) j++;
+        else run[w++] = r;
+      }
+      run.length = w;
+    }
+    const left = prefix - gone;
+    this.prefix = left;
+    if (left === 0) this.lag = 0;
+    return left;
+  }
+
+  /**
+   * After a step ending at `now`: the plain decoders right behind the
+   * prefix that produced a token in it join the prefix (when the prefix
+   * produced one too, so that they all share their last token's time), once
+   * the fallback's wait ({@link LAZY_AFTER}) is over.
+   */
+  join(now: number): void {
+    if (!this.allowed || this.#host.steps < this.#joinAfter) return;
+    const run = this.#host.running;
+    let p = this.prefix;
+    if (p === run.length || (p > 0 && this.last !== now)) return;
+    const k = this.lag;
+    for (; p < run.length; p++) {
+      const r = run[p];
+      const keys = r.cacheKeys;
+      if (
+        !(r.lastToken === now && r.generated > 0 && r.computed === r.input + r.generated - 1 &&
+          (keys === undefined || r.cachedBlocks >= keys.length))
+      ) break;
+      // Stored so that stored + lag is the true value.
+      r.computed -= k;
+      r.generated -= k;
+      this.computed += r.computed;
+      const finish = this.#finishLag(r);
+      const block = this.#blockLag(r);
+      if (block <= finish) this.#blockDue.add(block, r);
+      addTo(this.#finishDue, finish, r);
+    }
+    if (p > this.prefix) {
+      this.prefix = p;
+      this.last = now;
+    }
+  }
+
+  /** Writes the lag back into the prefix's requests, which are accounted one by one from here. */
+  materialize(): void {
+    const run = this.#host.running;
+    for (let i = 0; i < this.prefix; i++) this.#writeBack(run[i]);
+    this.#blockDue.clear();
+    this.#finishDue.clear();
+    this.prefix = 0;
+    this.lag = 0;
+    this.#joinAfter = this.#host.steps + this.#after;
+  }
+}

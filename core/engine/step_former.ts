@@ -1,0 +1,208 @@
+/**
+ * How one engine's next step is formed: the mechanism a scheduler's batch
+ * formation drives (core/policy `StepBuilder`). Running requests take
+ * their tokens in order (a prefill chunk, one decode token, or a decode
+ * with MTP drafts), growing into new KV blocks and, when blocks run out,
+ * preempting the newest running requests; waiting requests are admitted
+ * first-come-first-served while the budget, the seats and the blocks
+ * allow, starting from their longest cached prefix. Which phases a step
+ * serves and in what order is the scheduler's choice; what a request
+ * takes and what admission sets aside are the policies'.
+ *
+ * @module
+ */
+import type { BatchShape } from "../hardware/roofline.ts";
+import type { Phase, StepBuilder } from "../policy/mod.ts";
+import type { Engine } from "./engine.ts";
+import { ROOM_FREED, ROOM_LOST } from "./kv_ledger.ts";
+import { blockKeys } from "./prefix_cache.ts";
+import type { Request } from "./request.ts";
+
+// Which running requests a scheduling pass serves (bit flags).
+const PREFILL_ONLY = 1;
+const DECODE_ONLY = 2;
+const ALL = PREFILL_ONLY | DECODE_ONLY;
+const ONLY: Record<Phase, number> = { prefill: PREFILL_ONLY, decode: DECODE_ONLY, all: ALL };
+
+/** Forms one engine's steps (see the module doc). */
+export class StepFormer implements StepBuilder {
+  readonly maxTokens: number;
+  readonly #e: Engine;
+
+  /** @param engine the engine whose steps this forms */
+  constructor(engine: Engine) {
+    this.#e = engine;
+    this.maxTokens = engine.spec.maxTokens;
+  }
+
+  /** Tokens scheduled so far in this step. */
+  scheduledTokens(): number {
+    return this.#e.shape.tokens;
+  }
+
+  /** Gives the running requests of `phase` their tokens (see {@link serve}). */
+  serveRunning(budget: number, phase: Phase): number {
+    return this.serve(budget, ONLY[phase]);
+  }
+
+  /** Serves the decodes only (a multi-step window's steps). */
+  serveDecodes(budget: number): number {
+    return this.serve(budget, DECODE_ONLY);
+  }
+
+  /** Adds `n` tokens of `r` to the step; decodes are counted inline in {@link serve}. */
+  take(r: Request, n: number, b: BatchShape): void {
+    r.scheduled = n;
+    b.tokens += n;
+    b.seqs++;
+    const past = r.computed;
+    const known = r.input + r.generated;
+    if (past + n === known) b.logitsRows++;
+    if (r.generated > 0 && past === known - 1) {
+      // A decode (1 token, or 1 + drafts with MTP): every position gets logits.
+      if (n > 1) b.logitsRows += n - 1;
+      b.decodeSeqs++;
+      b.decodeTokens += n;
+      b.decodeContext += past + n;
+    } else {
+      b.prefillTokens += n;
+      b.prefillPairs += n * (past + (n + 1) / 2);
+      b.prefillContext += past + n;
+    }
+  }
+
+  /**
+   * Gives running requests (those matching `only`) their tokens in order,
+   * preempting the newest running request when KV blocks run out.
+   *
+   * @returns the token budget left, or -1 when something was preempted
+   */
+  serve(budget: number, only: number): number {
+    const e = this.#e;
+    const bs = e.spec.blockSize;
+    const run = e.running;
+    const drafts = e.spec.draftTokens;
+    const lazy = e.lazy;
+    let preempted = false;
+    let decodes = 0; // plain one-token decodes, counted here and added to the shape at the end
+    let decodeContext = 0;
+    // The lazy prefix first (it is the front of the running list): all of it or, when that cannot be done
+    // lazily, none of it (written back, it is served one by one below).
+    let first = 0;
+    const prefix = lazy.prefix;
+    if (prefix > 0) {
+      if ((only & DECODE_ONLY) === 0) first = prefix;
+      else {
+        const served = lazy.serve(budget);
+        if (served < 0) lazy.materialize();
+        else {
+          // Preemption may have taken the tail and the end of the prefix.
+          preempted = served > 0;
+          first = lazy.prefix;
+          budget -= first;
+          decodes = first;
+          decodeContext = lazy.computed + first * (lazy.lag + 1);
+        }
+      }
+    }
+    // The hot loop of a run (once per running request per step): no getters.
+    for (let i = first; i < run.length; i++) {
+      const r = run[i];
+      r.scheduled = 0;
+      if (budget === 0) continue;
+      const left = r.input + r.generated - r.computed;
+      const decoding = r.generated > 0 && left === 1;
+      if ((decoding ? DECODE_ONLY : PREFILL_ONLY) & ~only) continue;
+      // A decode step verifies up to `draftTokens` MTP drafts beside the last token.
+      const want = decoding && drafts > 0 ? 1 + Math.min(drafts, r.output - r.generated - 1) : left;
+      const n = want < budget ? want : budget;
+      // Most steps stay inside the request's last block: no division then.
+      if (r.computed + n > r.blocks * bs) {
+        const grown = e.grow(r, Math.ceil((r.computed + n) / bs) - r.blocks);
+        if (grown !== ROOM_FREED) preempted = true;
+        if (grown === ROOM_LOST) break; // r itself was preempted, and every request after it
+      }
+      if (n === 1 && decoding) {
+        r.scheduled = 1;
+        decodes++;
+        decodeContext += r.computed + 1;
+      } else this.take(r, n, e.shape);
+      budget -= n;
+    }
+    const b = e.shape;
+    b.tokens += decodes;
+    b.seqs += decodes;
+    b.logitsRows += decodes;
+    b.decodeSeqs += decodes;
+    b.decodeTokens += decodes;
+    b.decodeContext += decodeContext;
+    return preempted ? -1 : budget;
+  }
+
+  /** Admits waiting requests first-come-first-served while budget, seats and blocks allow. */
+  admitWaiting(budget: number): void {
+    const e = this.#e;
+    const s = e.spec;
+    const bs = s.blockSize;
+    const run = e.running;
+    const ledger = e.ledger;
+    const cache = ledger.cache;
+    while (budget > 0 && run.length < s.maxSeqs) {
+      const r = e.waiting.peek();
+      if (!r) break;
+      // Prefix caching: start from the longest cached prefix (at least the
+      // last prompt token is computed, to produce the first output token).
+      let hit = 0;
+      // Hit blocks no request uses: they count among the evictable blocks until this request takes them.
+      let hitFree = 0;
+      if (cache && r.computed === 0) {
+        if (r.cacheKeys === undefined) {
+          // Its own blocks are keyed only once it has been preempted (see Engine's preempt).
+          r.cacheKeys = blockKeys(r.prefix, bs, r.input, r.id, r.preemptions > 0);
+          r.keyBlockSize = bs;
+          const covered = r.prefix ? Math.min(r.input, r.prefix.ids.length * r.prefix.blockTokens) : 0;
+          r.firstOwnBlock = Math.floor(covered / bs);
+        }
+        hit = cache.lookup(r.cacheKeys, Math.floor((r.input - 1) / bs));
+        if (hit > 0) hitFree = cache.unreferenced(r.cacheKeys, hit);
+      }
+      const past = hit * bs;
+      const remaining = r.known - past;
+      // Chunked prefill off: a (re)computation goes in one step. One longer
+      // than the whole budget (only a preempted request's recomputation of
+      // prompt + generated tokens can be: prompts are checked up front) runs
+      // alone in an otherwise empty step, as SGLang admits the first request
+      // of a prefill batch over its budget; waiting for a budget it can
+      // never get would stall the engine.
+      const alone = !s.chunkedPrefill && remaining > s.maxTokens && e.shape.tokens === 0;
+      const n = alone ? remaining : Math.min(remaining, budget);
+      const need = Math.ceil((past + n) / bs) - hit;
+      // The admission policy decides what is set aside beside the chunk
+      // (GUARANTEED_NO_EVICT: every block the request will hold here); hit
+      // blocks are cached already: only the rest is new.
+      const full = e.admission.admitBlocks(need, Math.ceil(e.kvTokens(r.input, r.output) / bs) - hit);
+      // It fits in the free blocks nobody set aside plus the unreferenced cached blocks but its own hits, as
+      // vLLM's allocate_slots counts them. One that does not fit changes nothing (vLLM returns before touching
+      // the cache): no block is evicted for it and its hits keep their place in the LRU.
+      const fits = (s.chunkedPrefill || n === remaining) && full <= ledger.available - hitFree;
+      if (!fits) break;
+      const keys = r.cacheKeys;
+      if (cache && keys) { for (let j = 0; j < hit; j++) cache.acquire(keys[j]); }
+      ledger.take(r, need, full);
+      e.waiting.shift();
+      r.blocks = hit + need;
+      r.cachedBlocks = hit;
+      r.computed = past;
+      e.outstanding -= past; // cached tokens are never computed: no longer outstanding work
+      if (cache && r.cacheKeys) {
+        ledger.promptBlocks += Math.ceil(r.input / bs);
+        ledger.hitBlocks += hit;
+        ledger.promptTokens += r.input;
+        ledger.hitTokens += past;
+      }
+      e.seat(r);
+      this.take(r, n, e.shape);
+      budget -= n;
+    }
+  }
+}
