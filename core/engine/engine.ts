@@ -18,14 +18,12 @@
 import { emptyBatch } from "../hardware/roofline.ts";
 import type { BatchShape } from "../hardware/roofline.ts";
 import type { EngineLoad } from "../policy/router.ts";
-import { ADMISSION_POLICY, mixedBatching, prefillFirstBatching } from "../policy/mod.ts";
-import type { Admission, BatchFormation } from "../policy/mod.ts";
+import { ADMISSION_POLICY, mixedBatching, prefillFirstBatching, SCHEDULERS, withParts } from "../policy/mod.ts";
+import type { Admission, BatchFormation, Scheduler } from "../policy/mod.ts";
 import { Deque } from "./deque.ts";
-import type { BlockPool } from "./kv_cache.ts";
 import { KvLedger, ROOM_FREED, ROOM_LOST, ROOM_PREEMPTED } from "./kv_ledger.ts";
 import { LAZY_AFTER, LazyDecode } from "./lazy_decode.ts";
 import { blockKeys } from "./prefix_cache.ts";
-import type { PrefixCache } from "./prefix_cache.ts";
 import type { Request } from "./request.ts";
 import { StepFormer } from "./step_former.ts";
 import { accountStep, applyStep, engineStats } from "./step_accounting.ts";
@@ -50,9 +48,11 @@ export class Engine implements EngineLoad {
   stepStart = 0;
   /** True while a wake-up event is pending. */
   wakePending = false;
-  /** How requests are admitted (core/policy). */
+  /** Its scheduler (core/policy/schedulers/), with the configuration's overrides. */
+  readonly scheduler: Scheduler;
+  /** How requests are admitted: the scheduler's. */
   readonly admission: Admission;
-  /** How a step is filled (core/policy). */
+  /** How a step is filled: the scheduler's. */
   readonly batching: BatchFormation;
   /** What the batching policy drives to fill the next step. */
   readonly former: StepFormer;
@@ -116,21 +116,16 @@ export class Engine implements EngineLoad {
     this.index = index;
     this.spec = spec;
     this.ledger = new KvLedger(spec.kvBlocks, spec.prefixCaching);
-    this.admission = ADMISSION_POLICY[spec.admission];
-    this.batching = spec.mixPrefillDecode ? mixedBatching : prefillFirstBatching;
+    this.scheduler = withParts(
+      SCHEDULERS[spec.scheduler ?? "generic"],
+      ADMISSION_POLICY[spec.admission],
+      spec.mixPrefillDecode ? mixedBatching : prefillFirstBatching,
+    );
+    this.admission = this.scheduler.admission;
+    this.batching = this.scheduler.batching;
     this.former = new StepFormer(this);
     const lazy = spec.draftTokens === 0 && spec.role !== "prefill" && (spec.schedulerSteps ?? 1) <= 1;
     this.lazy = new LazyDecode(this, lazy, lazyAfter);
-  }
-
-  /** The block pool (the ledger's). */
-  get kv(): BlockPool {
-    return this.ledger.pool;
-  }
-
-  /** The prefix cache, when prefix caching is on. */
-  get cache(): PrefixCache | undefined {
-    return this.ledger.cache;
   }
 
   /** Tokens per KV block. */
@@ -355,6 +350,7 @@ export class Engine implements EngineLoad {
     ledger.makeRoom(need + ledger.reserved);
     let made = ROOM_FREED;
     while (need > ledger.unreserved) {
+      // The scheduler's victim: `newest`, the end of the batch (the only rule so far).
       const victim = run.pop()!;
       if (run.length < this.lazy.prefix) this.lazy.leave(victim);
       this.#preempt(victim);

@@ -211,7 +211,7 @@ class Simulation {
       seqs: e.shape.seqs,
       prefillTokens: e.shape.prefillTokens,
       decodeTokens: e.shape.decodeSeqs,
-      kvBlocks: e.kv.used,
+      kvBlocks: e.ledger.pool.used,
       reservedBlocks: e.ledger.reserved,
       waiting: e.waiting.size,
       preemptions: e.preemptions,
@@ -375,13 +375,15 @@ class Simulation {
       throw new RangeError(`simulation stalled: ${this.#done} of ${w.numRequests} requests accounted for`);
     }
     for (const e of this.#engines) {
-      const cached = e.cache?.size ?? 0;
-      if ((e.cache?.referenced ?? 0) !== 0) {
-        throw new RangeError(`engine ${e.spec.label}: ${e.cache!.referenced} prefix-cache references left over`);
+      const cached = e.ledger.cache?.size ?? 0;
+      if ((e.ledger.cache?.referenced ?? 0) !== 0) {
+        throw new RangeError(`engine ${e.spec.label}: ${e.ledger.cache!.referenced} prefix-cache references left over`);
       }
-      if (e.kv.used !== cached || e.ledger.reserved !== 0) {
+      if (e.ledger.pool.used !== cached || e.ledger.reserved !== 0) {
         throw new RangeError(
-          `engine ${e.spec.label}: ${e.kv.used - cached} KV blocks and ${e.ledger.reserved} reserved blocks leaked`,
+          `engine ${e.spec.label}: ${
+            e.ledger.pool.used - cached
+          } KV blocks and ${e.ledger.reserved} reserved blocks leaked`,
         );
       }
       if (e.outstanding !== 0 || e.active !== 0) {

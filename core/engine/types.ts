@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { SchedulerName } from "../policy/scheduler.ts";
 import type { StepCostModel } from "../hardware/cost_model.ts";
 import type { BatchShape } from "../hardware/batch.ts";
 import type { ArrivalSpec } from "../workload/arrival.ts";
@@ -49,6 +50,14 @@ export interface EngineSpec {
   readonly chunkedPrefill: boolean;
   /** Reuse cached KV blocks of identical prompt prefixes. */
   readonly prefixCaching: boolean;
+  /**
+   * The engine family's scheduler (core/policy/schedulers/): what runs
+   * next, what is admitted, which request is preempted and how. Its
+   * admission and batch formation are replaced by `admission` and
+   * `mixPrefillDecode` where those differ (a configuration's overrides).
+   * Optional: the generic scheduler.
+   */
+  readonly scheduler?: SchedulerName;
   /**
    * Mix prefill chunks and decodes in one step (vLLM v1). When false, a step
    * is prefill-only whenever a prefill can run, else decode-only (SGLang's

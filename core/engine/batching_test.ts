@@ -4,11 +4,11 @@
  * promise about what a step may hold.
  */
 import assert from "node:assert/strict";
-import { mixedBatching } from "./mixed_batching.ts";
-import { prefillFirstBatching } from "./prefill_first_batching.ts";
-import { simulate } from "../engine/simulator.ts";
-import { input } from "../engine/_fixtures.ts";
-import type { StepRecord } from "../engine/types.ts";
+import { mixedBatching } from "../policy/mixed_batching.ts";
+import { prefillFirstBatching } from "../policy/prefill_first_batching.ts";
+import { simulate } from "./simulator.ts";
+import { input } from "./_fixtures.ts";
+import type { StepRecord } from "./types.ts";
 
 const run = (mix: boolean) => {
   const steps: StepRecord[] = [];

@@ -3,10 +3,10 @@
  * compare under KV pressure.
  */
 import assert from "node:assert/strict";
-import { ADMISSION_POLICY } from "./mod.ts";
-import { NEW_TOKEN_RATIO } from "./conservative_admission.ts";
-import { simulate } from "../engine/simulator.ts";
-import { input } from "../engine/_fixtures.ts";
+import { ADMISSION_POLICY } from "../policy/mod.ts";
+import { NEW_TOKEN_RATIO } from "../policy/conservative_admission.ts";
+import { simulate } from "./simulator.ts";
+import { input } from "./_fixtures.ts";
 
 const POLICIES = Object.values(ADMISSION_POLICY);
 

@@ -1,0 +1,88 @@
+/**
+ * The scheduler contract: one engine family's decisions, as one object.
+ * An engine (core/engine) provides the mechanism — queues, a KV ledger, a
+ * step former that serves running requests and admits waiting ones — and
+ * its scheduler decides:
+ *
+ * - **what runs next and how a step's tokens are shared** (`batching`:
+ *   decodes and prefill chunks in one step, or prefill-first steps);
+ * - **what is admitted** (`admission`: the blocks set aside beside a
+ *   request's first chunk, from nothing to its whole lifetime);
+ * - **which request is preempted or retracted, and how** (`victim`,
+ *   `preemption`), when a running request needs a block and none is free.
+ *
+ * Each implementation is one file under schedulers/, whose header cites the
+ * engine source it follows; the registry (schedulers.ts) names them. A
+ * serving configuration may still override the admission policy and the
+ * batch formation (`admission_policy`, `mix_prefill_decode`): the engine
+ * then runs its scheduler with those parts replaced ({@link withParts}).
+ *
+ * @module
+ */
+import type { Admission } from "./admission.ts";
+import type { BatchFormation } from "./batching.ts";
+
+/** The schedulers by name (one file each under core/policy/schedulers/). */
+export const SCHEDULER_NAMES = [
+  "generic",
+  "vllm_v0",
+  "vllm_v1",
+  "sglang",
+  "trtllm_guaranteed_no_evict",
+  "trtllm_max_utilization",
+  "mindie",
+  "lmdeploy",
+] as const;
+
+/** A scheduler's name. */
+export type SchedulerName = (typeof SCHEDULER_NAMES)[number];
+
+/**
+ * Which running request a scheduler preempts first when a block is short:
+ * `newest` — the one admitted last (the end of the batch), as vLLM's
+ * `self.running.pop()` and TensorRT-LLM's MAX_UTILIZATION pause take it.
+ */
+export type VictimRule = "newest";
+
+/**
+ * How a preempted request gets its KV back: `recompute` — its blocks are
+ * freed and its prompt and generated tokens are prefilled again when it is
+ * readmitted (it goes back to the front of the waiting queue).
+ */
+export type PreemptionMode = "recompute";
+
+/** One engine family's scheduling decisions. */
+export interface Scheduler {
+  /** Its name in the registry. */
+  readonly name: SchedulerName;
+  /** The engine, version range and source files it follows (repository@version:path). */
+  readonly follows: string;
+  /** How a step's tokens are shared between running and waiting requests, prefill and decode. */
+  readonly batching: BatchFormation;
+  /** What admission sets aside, and whether running requests may be preempted. */
+  readonly admission: Admission;
+  /** Which running request is preempted first. */
+  readonly victim: VictimRule;
+  /** What a preempted request loses. */
+  readonly preemption: PreemptionMode;
+}
+
+/**
+ * `s` with its admission or batch formation replaced (a serving
+ * configuration's overrides); `s` itself when nothing changes.
+ *
+ * @example
+ * ```ts
+ * import { withParts } from "./scheduler.ts";
+ * import { SCHEDULERS } from "./schedulers.ts";
+ * import { greedyAdmission } from "./greedy_admission.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const sglang = SCHEDULERS.sglang;
+ * assert.equal(withParts(sglang, sglang.admission, sglang.batching), sglang);
+ * assert.equal(withParts(sglang, greedyAdmission, sglang.batching).admission.name, "greedy");
+ * ```
+ */
+export function withParts(s: Scheduler, admission: Admission, batching: BatchFormation): Scheduler {
+  return admission === s.admission && batching === s.batching ? s : { ...s, admission, batching };
+}

@@ -1,0 +1,37 @@
+/**
+ * SGLang's scheduler (0.3–0.5).
+ *
+ * Follows sgl-project/sglang@84022c0e563c9b519fa16bf0eb7f9d750a728531 (0.4.6):
+ * - prefill first: a step runs a prefill batch whenever one can be formed
+ *   (`get_new_batch_prefill`), else the decodes of every running request
+ *   (python/sglang/srt/managers/scheduler.py L1156-L1166); mixed chunks
+ *   only with `enable_mixed_chunk` (default False, server_args.py L158);
+ * - admission (`PrefillAdder`, python/sglang/srt/managers/schedule_policy.py
+ *   L286-L338, L455-L462) reserves the running requests' remaining output
+ *   at `new_token_ratio` (initially 0.7, global_config.py L23-L35): the
+ *   conservative policy, with the ratio held at its initial value;
+ * - when a decode step finds no free block, running requests are
+ *   retracted (`retract_decode`, schedule_batch.py L1242-L1282) and
+ *   recomputed later.
+ *
+ * Not modelled yet (see issue 26): the ratio's decay per decode step and
+ * its reset after a retraction, the retraction order (fewest generated
+ * tokens first, ties by longest prompt, rather than the newest) and the
+ * retracted requests' place at the back of the waiting queue.
+ *
+ * @module
+ */
+import { conservativeAdmission } from "../conservative_admission.ts";
+import { prefillFirstBatching } from "../prefill_first_batching.ts";
+import type { Scheduler } from "../scheduler.ts";
+
+/** SGLang's scheduler. */
+export const sglangScheduler: Scheduler = {
+  name: "sglang",
+  follows:
+    "sgl-project/sglang@84022c0 (0.4.6):python/sglang/srt/managers/{scheduler,schedule_policy,schedule_batch}.py",
+  batching: prefillFirstBatching,
+  admission: conservativeAdmission,
+  victim: "newest",
+  preemption: "recompute",
+};
