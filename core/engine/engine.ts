@@ -84,8 +84,12 @@ export class Engine implements EngineLoad {
   peakBatch = 0;
   /** Σ sequences in the batch × step µs (mean batch occupancy = this / time). */
   seqTime = 0;
-  /** Σ KV blocks held by requests × step µs (mean KV occupancy = this / time). */
+  /** Σ KV blocks held by requests or set aside for them × step µs (mean KV occupancy = this / time). */
   kvTime = 0;
+  /** Σ cached KV blocks no request references (reclaimable) × step µs. */
+  kvCachedTime = 0;
+  /** Most KV blocks held by requests or set aside for them at once (at a step's start). */
+  peakKvHeld = 0;
   /** Σ model FLOPs of the steps (when the cost model counts them). */
   flops = 0;
   /** Σ HBM bytes of the steps (when the cost model counts them). */

@@ -222,7 +222,9 @@ Deno.test("guaranteed_no_evict with prefix caching evicts unreferenced cached bl
   );
   assert.equal(r.engines[0].served, 10);
   assert.equal(r.engines[0].preemptions, 0);
-  assert.equal(r.engines[0].peakKvBlocks, 20);
+  // Held or set aside: one request's 5 blocks at most; the rest of the pool was cache, reclaimable.
+  assert.equal(r.engines[0].peakKvBlocks, 5);
+  assert.ok(r.engines[0].kvCachedTime > 0);
   assert.equal(r.engines[0].cacheReferenced, 0);
 });
 
@@ -238,7 +240,9 @@ Deno.test("PD with prefix caching: a decode engine evicts unreferenced cached bl
       ),
     );
     assert.deepEqual(r.engines.map((e) => [e.served, e.preemptions]), [[10, 0], [10, 0]], admission);
-    assert.equal(r.engines[1].peakKvBlocks, 20);
+    // Held or set aside at a step: one request's blocks; the cache (reclaimable) is counted apart.
+    assert.equal(r.engines[1].peakKvBlocks, 5, admission);
+    assert.ok(r.engines[1].kvCachedTime > 0, admission);
   }
 });
 

@@ -16,7 +16,14 @@ import type { EngineStats } from "./types.ts";
 export function accountStep(e: Engine, dt: number): void {
   const b = e.shape;
   e.seqTime += b.seqs * dt;
-  e.kvTime += e.ledger.used * dt;
+  // KV occupancy counts what requests hold and what is set aside for them; cached blocks nobody references
+  // (reclaimable at once) are counted apart.
+  const ledger = e.ledger;
+  const evictable = ledger.cachedEvictable;
+  const held = ledger.pool.used - evictable + ledger.reserved;
+  e.kvTime += held * dt;
+  e.kvCachedTime += evictable * dt;
+  if (held > e.peakKvHeld) e.peakKvHeld = held;
   const c = e.spec.cost;
   if (c.stepFlops) e.flops += c.stepFlops(b);
   if (c.stepBytes) e.hbmBytes += c.stepBytes(b);
@@ -134,7 +141,8 @@ export function engineStats(e: Engine): EngineStats {
     kvBlocks: e.spec.kvBlocks,
     steps: e.steps,
     busy: e.busyTime,
-    peakKvBlocks: e.ledger.pool.peak,
+    peakKvBlocks: e.peakKvHeld,
+    kvCachedTime: e.kvCachedTime,
     preemptions: e.preemptions,
     served: e.served,
     batchedSeqs: e.batchedSeqs,

@@ -231,7 +231,10 @@ export interface EngineStats {
   readonly steps: number;
   /** µs spent in steps. */
   readonly busy: number;
-  /** Most KV blocks in use at once. */
+  /**
+   * Most KV blocks held by requests or set aside for them at once (cached
+   * blocks no request references are not counted: they are reclaimable).
+   */
   readonly peakKvBlocks: number;
   /** Preemptions on this engine. */
   readonly preemptions: number;
@@ -269,8 +272,10 @@ export interface EngineStats {
   readonly maxSeqs: number;
   /** Σ sequences in the batch × step µs. */
   readonly seqTime: number;
-  /** Σ KV blocks held by requests × step µs. */
+  /** Σ KV blocks held by requests or set aside for them × step µs. */
   readonly kvTime: number;
+  /** Σ cached KV blocks no request references (reclaimable) × step µs. */
+  readonly kvCachedTime: number;
   /** Σ model FLOPs of the steps (0 when the cost model does not count them). */
   readonly flops: number;
   /** Σ HBM bytes of the steps (0 when the cost model does not count them). */
