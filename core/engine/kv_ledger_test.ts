@@ -23,11 +23,15 @@ Deno.test("a run with no preemption and mean KV use under 20% never reports a pe
       const r = simulate(input(
         {
           numRequests: c.requests,
-          inputTokens: c.input,
-          outputTokens: c.output,
           arrival: { rate: c.rate, process: "constant", cv: 1 },
-          sharedPrefixTokens: Math.min(c.input, 64),
-          prefixGroups: c.groups,
+          classes: [{
+            name: "p",
+            weight: 1,
+            input: { dist: "fixed", value: c.input },
+            output: { dist: "fixed", value: c.output },
+            sharedPrefixTokens: Math.min(c.input, 64),
+            prefixGroups: c.groups,
+          }],
         },
         { prefixCaching: true, kvBlocks: c.kvBlocks, scheduler: c.scheduler, admission: c.admission },
       ));

@@ -5,6 +5,7 @@
  * @module
  */
 import type { SchedulerName } from "../policy/scheduler.ts";
+import type { AdmissionName } from "../policy/admission.ts";
 import type { StepCostModel } from "../hardware/cost_model.ts";
 import type { BatchShape } from "../hardware/batch.ts";
 import type { ArrivalSpec } from "../workload/arrival.ts";
@@ -111,8 +112,8 @@ export interface WorkloadSpec {
   readonly seed: number;
 }
 
-/** KV admission policies. */
-export type AdmissionPolicy = "greedy" | "guaranteed_no_evict" | "conservative";
+/** KV admission policies (core/policy/admission.ts names them). */
+export type AdmissionPolicy = AdmissionName;
 
 /** Routing policy names. */
 import type { RoutingPolicyName } from "../policy/mod.ts";

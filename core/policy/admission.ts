@@ -12,10 +12,20 @@
  * @module
  */
 
+/**
+ * The admission policies by name (`serving_config.admission_policy`): vLLM's
+ * greedy, TensorRT-LLM's guaranteed_no_evict, SGLang's conservative. The
+ * one list the config schema, the engine's input and the policies share.
+ */
+export const ADMISSION_POLICIES = ["greedy", "guaranteed_no_evict", "conservative"] as const;
+
+/** An admission policy's name. */
+export type AdmissionName = (typeof ADMISSION_POLICIES)[number];
+
 /** How an engine admits requests into its KV cache. */
 export interface Admission {
   /** The policy's name in `serving_config.admission_policy`. */
-  readonly name: "greedy" | "guaranteed_no_evict" | "conservative";
+  readonly name: AdmissionName;
   /**
    * Blocks to hold and set aside at admission, the `need` taken at once
    * included. Postcondition: need ≤ result ≤ max(need, lifetime).

@@ -15,7 +15,8 @@ import { conservativeAdmission } from "./conservative_admission.ts";
 import { Rng } from "../workload/rng.ts";
 
 export { argMin } from "./router.ts";
-export type { Admission } from "./admission.ts";
+export { ADMISSION_POLICIES } from "./admission.ts";
+export type { Admission, AdmissionName } from "./admission.ts";
 export { greedyAdmission } from "./greedy_admission.ts";
 export { noEvictAdmission } from "./no_evict_admission.ts";
 export { conservativeAdmission, NEW_TOKEN_RATIO } from "./conservative_admission.ts";
