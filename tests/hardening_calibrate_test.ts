@@ -56,7 +56,7 @@ function refused(run: Run, message: string): void {
   assert.equal(run.stdout, "", "the fit ran before the error");
 }
 
-Deno.test("class 5: an output in a missing folder is an error at output: before the fit, exit 2", async () => {
+Deno.test("an output in a missing folder is an error at output: before the fit, exit 2", async () => {
   const dir = folder();
   Deno.writeTextFileSync(`${dir}/cal.yaml`, manifest("output: nodir/x.yaml\n"));
   await calibrateIn(dir, [`${dir}/cal.yaml`], (run) =>
@@ -66,7 +66,7 @@ Deno.test("class 5: an output in a missing folder is an error at output: before 
     ));
 });
 
-Deno.test("class 5: output: . (a folder) is an error at output: before the fit, exit 2", async () => {
+Deno.test("output: . (a folder) is an error at output: before the fit, exit 2", async () => {
   const dir = folder();
   Deno.writeTextFileSync(`${dir}/cal.yaml`, manifest("output: .\n"));
   await calibrateIn(
@@ -76,7 +76,7 @@ Deno.test("class 5: output: . (a folder) is an error at output: before the fit, 
   );
 });
 
-Deno.test("class 5: --output naming a file where a folder is expected: exit 2 before the fit", async () => {
+Deno.test("--output naming a file where a folder is expected: exit 2 before the fit", async () => {
   const dir = folder({ "s.yaml": SCENARIO, afile: "a file\n" });
   const args = ["--scenarios", `${dir}/s.yaml`, "--fit", "step_overhead", "--iterations", "2", "--folds", "0"];
   await calibrateIn(
@@ -86,7 +86,7 @@ Deno.test("class 5: --output naming a file where a folder is expected: exit 2 be
   );
 });
 
-Deno.test("class 5: outputs are never written over an input nor through a link the task did not name", async () => {
+Deno.test("outputs are never written over an input nor through a link the task did not name", async () => {
   // output: naming the manifest, or a measurement file.
   for (const out of ["cal.yaml", "m.csv"]) {
     const dir = folder();
@@ -125,7 +125,7 @@ Deno.test("class 5: outputs are never written over an input nor through a link t
   );
 });
 
-Deno.test("class 5: a valid calibration writes its device file and says where", async () => {
+Deno.test("a valid calibration writes its device file and says where", async () => {
   const dir = folder();
   Deno.writeTextFileSync(`${dir}/cal.yaml`, manifest("folds: 0\noutput: mine.yaml\n"));
   await calibrateIn(dir, [`${dir}/cal.yaml`], (run) => {
@@ -135,7 +135,7 @@ Deno.test("class 5: a valid calibration writes its device file and says where", 
   });
 });
 
-Deno.test("class 10: iterations past the limit are refused at iterations:, not run", async () => {
+Deno.test("iterations past the limit are refused at iterations:, not run", async () => {
   const dir = folder();
   Deno.writeTextFileSync(`${dir}/cal.yaml`, manifest().replace("iterations: 2", "iterations: 100000000"));
   await calibrateIn(dir, [`${dir}/cal.yaml`], (run) =>
@@ -151,7 +151,7 @@ Deno.test("class 10: iterations past the limit are refused at iterations:, not r
   );
 });
 
-Deno.test("class 10: a fit: list with a constant twice (4,000 entries) is refused at fit:", async () => {
+Deno.test("a fit: list with a constant twice (4,000 entries) is refused at fit:", async () => {
   const dir = folder();
   const fit = `fit: [${Array(4000).fill("matmul").join(", ")}]`;
   Deno.writeTextFileSync(`${dir}/cal.yaml`, manifest().replace("fit: [step_overhead]", fit));
@@ -164,7 +164,7 @@ Deno.test("class 10: a fit: list with a constant twice (4,000 entries) is refuse
   );
 });
 
-Deno.test("class 10: more measured figures than a fit takes are refused where they pass the limit", async () => {
+Deno.test("more measured figures than a fit takes are refused where they pass the limit", async () => {
   const row = "4,128,8,inf,1,20,8\n";
   const head = CSV.split("\n")[0];
   // One file of 1,001 runs: at its 1,001st run.
@@ -185,7 +185,7 @@ Deno.test("class 10: more measured figures than a fit takes are refused where th
     ));
 });
 
-Deno.test("class 10: a fit reports its trials as it goes, ending at the budget", () => {
+Deno.test("a fit reports its trials as it goes, ending at the budget", () => {
   const instances = [readYaml("i.yaml", { readText: () => INSTANCE, isDirectory: () => false })];
   const common = readYaml("c.yaml", { readText: () => COMMON, isDirectory: () => false });
   const setup = {
@@ -206,7 +206,7 @@ Deno.test("class 10: a fit reports its trials as it goes, ending at the budget",
   );
 });
 
-Deno.test("class 14: --fit '' is refused naming --fit and the constants it takes", async () => {
+Deno.test("--fit '' is refused naming --fit and the constants it takes", async () => {
   const dir = folder({ "s.yaml": SCENARIO });
   const accepted = "matmul, attention, memory, step_overhead, seq_overhead, request_overhead";
   await calibrateIn(
@@ -226,7 +226,7 @@ Deno.test("class 14: --fit '' is refused naming --fit and the constants it takes
   );
 });
 
-Deno.test("class 16: a vLLM result of 1e9 requests is an error at its own completed key, with the limit", async () => {
+Deno.test("a vLLM result of 1e9 requests is an error at its own completed key, with the limit", async () => {
   const result = JSON.stringify({
     completed: 1000000000,
     total_input_tokens: 30,
@@ -251,7 +251,7 @@ Deno.test("class 16: a vLLM result of 1e9 requests is an error at its own comple
     ));
 });
 
-Deno.test("class 16: what the simulator cannot repeat is an error at the results file's key, before any simulation", () => {
+Deno.test("what the simulator cannot repeat is an error at the results file's key, before any simulation", () => {
   const instances = [readYaml("i.yaml", { readText: () => INSTANCE, isDirectory: () => false })];
   const common = readYaml("c.yaml", { readText: () => COMMON, isDirectory: () => false });
   const setup = {

@@ -13,7 +13,7 @@ import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
 import { MODEL_CATALOG } from "../core/model/catalog.ts";
 import { decodeBatch, prefillBatch } from "../core/hardware/batch.ts";
 import type { RooflineCostModel } from "../core/hardware/roofline.ts";
-import { runSources } from "../core/run.ts";
+import { runSources } from "../core/assembly/run.ts";
 import { YamlSource } from "../core/config/source.ts";
 import { planOne } from "./_helpers.ts";
 
@@ -78,7 +78,7 @@ Deno.test("step time is monotone in batch, context and prefill length for every 
   assert.deepEqual(drops.slice(0, 20), [], `${drops.length} drops`);
 });
 
-Deno.test("issue 24's probe: DeepSeek-R1 FP8 on 8 × H200, 922 in / 922 out, TPOT never falls as concurrency rises", () => {
+Deno.test("the DeepSeek-R1 probe: DeepSeek-R1 FP8 on 8 × H200, 922 in / 922 out, TPOT never falls as concurrency rises", () => {
   for (const engine of ["sglang", "vllm", "trtllm", undefined]) {
     const tpot = [1, 2, 4, 8, 12, 16, 32].map((c) => {
       const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 8, device_type: H200_SXM_141G, " +

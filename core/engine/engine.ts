@@ -323,7 +323,7 @@ export class Engine implements EngineLoad {
   /**
    * Gives running request `r` `need` more KV blocks: from its own
    * reservation first (0 ≤ reserved ≤ free), then from the free blocks
-   * nobody else set aside, making room when they are short ({@link #room}).
+   * nobody else set aside, making room when they are short ({@link #makeRoomFor}).
    *
    * @returns what making room did ({@link ROOM_LOST}: `r` was preempted and got nothing)
    */
@@ -331,7 +331,7 @@ export class Engine implements EngineLoad {
     let made = ROOM_FREED;
     if (!this.ledger.drawOwn(r, need)) {
       if (!this.admission.preempts) throw new RangeError(`request ${r.id} outgrew the KV blocks set aside for it`);
-      made = this.#room(r, need);
+      made = this.#makeRoomFor(r, need);
       if (made === ROOM_LOST) return made;
     }
     this.ledger.pool.allocate(need);
@@ -342,13 +342,13 @@ export class Engine implements EngineLoad {
   /**
    * Makes `need` blocks free for running request `r`: unreferenced cached
    * blocks first, then the newest running requests, preempted one at a time
-   * (a lazy prefix request written back first), reclaiming each victim's
+   * (a lazy cohort request written back first), reclaiming each victim's
    * cache blocks before preempting anyone else (vLLM frees them likewise).
    *
    * @returns {@link ROOM_FREED} when no one was preempted, {@link ROOM_PREEMPTED}
    * when others were, {@link ROOM_LOST} when `r` itself was (and every request after it)
    */
-  #room(r: Request, need: number): number {
+  #makeRoomFor(r: Request, need: number): number {
     const ledger = this.ledger;
     const run = this.running;
     ledger.makeRoom(need + ledger.reserved);
@@ -356,7 +356,7 @@ export class Engine implements EngineLoad {
     while (need > ledger.unreserved) {
       // The scheduler's victim: `newest`, the end of the batch (the only rule so far).
       const victim = run.pop()!;
-      if (run.length < this.lazy.prefix) this.lazy.leave(victim);
+      if (run.length < this.lazy.cohort) this.lazy.leave(victim);
       this.#preempt(victim);
       if (victim === r) return ROOM_LOST;
       made = ROOM_PREEMPTED;

@@ -2,20 +2,20 @@
  * Lazy decode accounting: an optional layer over the engine's reference
  * path that changes speed only, never a result.
  *
- * The first `prefix` running requests are plain decoders (one token per
+ * The first `cohort` running requests are plain decoders (one token per
  * step, no drafts, their prompt's cache blocks all indexed) that have
  * advanced together at every step since they joined, so a step changes
  * each of them the same way: one more token computed and generated,
  * emitted at the step's end. The layer counts those steps in `lag` instead
- * of touching each: a prefix request's true `computed` and `generated` are
+ * of touching each: a cohort request's true `computed` and `generated` are
  * its stored ones plus `lag`, and its `lastToken` is `last`. What differs
  * between them waits in buckets by lag: the step at which each needs its
  * next KV block and the step at which each finishes. A step then costs the
  * requests it changes and the rest of the batch (prompts, new decoders),
- * not the whole batch. Requests behind the prefix are accounted one by one
+ * not the whole batch. Requests behind the cohort are accounted one by one
  * as before, and join it once they decode. Preemption takes requests from
- * the end of the batch as the per-request path does (a prefix request is
- * written back first); the whole prefix is written back
+ * the end of the batch as the per-request path does (a cohort request is
+ * written back first); the whole cohort is written back
  * ({@link LazyDecode.materialize}) only when the step's budget cannot hold
  * it. The per-request path is the reference: results are the same bit for
  * bit (tests/invariants_test.ts compares them, step by step, on random
@@ -30,7 +30,7 @@ import type { Request } from "./request.ts";
 /**
  * Steps after an engine falls back to per-request accounting (the step's
  * budget could not hold its lazy decoders, or blocks ran short on an engine
- * that never preempts) before running decoders join the lazy prefix again.
+ * that never preempts) before running decoders join the lazy cohort again.
  * Joining costs two bucket entries per request, so rejoining at once would
  * redo that for the whole batch at each fallback. The choice changes speed
  * only, never a result.
@@ -39,7 +39,7 @@ export const LAZY_AFTER = 16;
 
 /** What the layer needs of its engine. */
 export interface LazyHost {
-  /** The batch, in seat order; the prefix is its front. */
+  /** The batch, in seat order; the cohort is its front. */
   readonly running: Request[];
   /** The engine's KV blocks. */
   readonly ledger: KvLedger;
@@ -72,7 +72,7 @@ function removeFrom(buckets: Map<number, Request[]>, key: number, r: Request): v
 }
 
 /**
- * The prefix's block steps: lag → the prefix requests that need a new KV
+ * The cohort's block steps: lag → the cohort requests that need a new KV
  * block at that step. A request's next block is at most `blockSize` steps
  * ahead, so the live lags span at most `blockSize + 1` values: a ring of
  * lists indexed by lag, reused as the lag moves on, instead of a Map of
@@ -148,27 +148,27 @@ function seatIndex(run: readonly Request[], end: number, seat: number): number {
   return lo;
 }
 
-/** The lazy prefix of one engine's batch (see the module doc). */
+/** The lazy cohort of one engine's batch (see the module doc). */
 export class LazyDecode {
   /** Whether this engine accounts decoders lazily at all (no drafts, no prefill role, no multi-step windows). */
   readonly allowed: boolean;
-  /** Running requests accounted lazily: `running[0, prefix)`. */
-  prefix = 0;
-  /** Steps the prefix has advanced (its requests' stored values lag their true ones by this much). */
+  /** Running requests accounted lazily: `running[0, cohort)`. */
+  cohort = 0;
+  /** Steps the cohort has advanced (its requests' stored values lag their true ones by this much). */
   lag = 0;
-  /** When the prefix last produced tokens (its requests' `lastToken`). */
+  /** When the cohort last produced tokens (its requests' `lastToken`). */
   last = -1;
-  /** Σ stored `computed` of the prefix (its decode context is this + prefix × (lag + 1)). */
+  /** Σ stored `computed` of the cohort (its decode context is this + cohort × (lag + 1)). */
   computed = 0;
-  /** True when the step in flight serves the prefix. */
+  /** True when the step in flight serves the cohort. */
   served = false;
   readonly #host: LazyHost;
   readonly #after: number;
-  /** No request joins the prefix before this many steps (see {@link LAZY_AFTER}). */
+  /** No request joins the cohort before this many steps (see {@link LAZY_AFTER}). */
   #joinAfter = 0;
-  /** Lag → the prefix requests that need a new KV block at that step. */
+  /** Lag → the cohort requests that need a new KV block at that step. */
   readonly #blockDue: BlockSteps;
-  /** Lag → the prefix requests whose last token that step produces. */
+  /** Lag → the cohort requests whose last token that step produces. */
   readonly #finishDue = new Map<number, Request[]>();
 
   /**
@@ -184,18 +184,18 @@ export class LazyDecode {
   }
 
   /**
-   * Serves the prefix in the step being formed: one token each, and a
+   * Serves the cohort in the step being formed: one token each, and a
    * block for each at a block boundary. When the blocks run out, the
    * newest running requests are preempted exactly as the per-request path
    * does it: the boundary requests take their blocks in running order, each
    * preempting from the end of the batch (the tail first, then the end of
-   * the prefix, written back first) until its block fits.
+   * the cohort, written back first) until its block fits.
    *
-   * @returns 0 when served, 1 when served after preempting, -1 (changing nothing) when the prefix cannot be
+   * @returns 0 when served, 1 when served after preempting, -1 (changing nothing) when the cohort cannot be
    * served lazily: the budget is short of it, or blocks are short on an engine that never preempts
    */
   serve(budget: number): number {
-    if (budget < this.prefix) return -1;
+    if (budget < this.cohort) return -1;
     const host = this.#host;
     const k = this.lag;
     const blockSteps = this.#blockDue;
@@ -223,7 +223,7 @@ export class LazyDecode {
         if (next <= this.#finishLag(r)) blockSteps.add(next, r);
       }
     }
-    if (this.prefix === 0) {
+    if (this.cohort === 0) {
       this.lag = 0;
       return 1;
     }
@@ -232,7 +232,7 @@ export class LazyDecode {
   }
 
   /**
-   * The last request of the prefix leaves it (to be preempted): its true
+   * The last request of the cohort leaves it (to be preempted): its true
    * values are written back and its bucket entries dropped.
    */
   leave(r: Request): void {
@@ -241,15 +241,15 @@ export class LazyDecode {
     const block = this.#blockLag(r);
     if (block > this.lag) this.#blockDue.remove(block, r);
     this.#writeBack(r);
-    this.prefix--;
+    this.cohort--;
   }
 
-  /** The lag of the step at which prefix request `r` needs its next KV block (from its stored values). */
+  /** The lag of the step at which cohort request `r` needs its next KV block (from its stored values). */
   #blockLag(r: Request): number {
     return r.blocks * this.#host.blockSize - r.computed;
   }
 
-  /** The lag of the step that produces prefix request `r`'s last token (from its stored values). */
+  /** The lag of the step that produces cohort request `r`'s last token (from its stored values). */
   #finishLag(r: Request): number {
     return r.output - r.generated - 1;
   }
@@ -263,39 +263,39 @@ export class LazyDecode {
   }
 
   /**
-   * The prefix's step has ended at `now`: the lag grows, and its requests
+   * The cohort's step has ended at `now`: the lag grows, and its requests
    * that produced their last token leave (in running order, as the
    * per-request path releases them: the prefix cache's LRU order).
    *
-   * They are found by seat, not by a walk over the prefix: `running` is in
+   * They are found by seat, not by a walk over the cohort: `running` is in
    * seat order (a request is seated at its end, and leaves keep the order).
    * The oldest requests finish first, so those leaving are nearly always at
    * the front (measured over the bundled scenarios and the 100,000-request
-   * bench: 0.2 on average, for a prefix of 84), and the requests before the
+   * bench: 0.2 on average, for a cohort of 84), and the requests before the
    * last of them move up over the gaps, which costs a few moves where the
    * walk touched every request of the batch.
    *
-   * @returns how many prefix requests remain (at the front of `running`, the others right behind them)
+   * @returns how many cohort requests remain (at the front of `running`, the others right behind them)
    */
   advance(now: number): number {
     const run = this.#host.running;
-    const prefix = this.prefix;
+    const cohort = this.cohort;
     const k = this.lag;
     this.lag = k + 1;
     this.last = now;
     const ending = this.#finishDue.get(k);
-    if (ending === undefined) return prefix;
+    if (ending === undefined) return cohort;
     this.#finishDue.delete(k);
     const gone = ending.length;
     if (gone > 1) ending.sort((a, b) => a.seat - b.seat);
     for (const r of ending) {
-      this.#writeBack(r); // the lag and the prefix's last token already count this step
+      this.#writeBack(r); // the lag and the cohort's last token already count this step
       this.#host.finish(r, now);
     }
     // The gaps close from the shorter side, keeping the order: the requests before the last one leaving move
     // back over them and the front slots are dropped, or those after the first one leaving move forward.
-    const firstAt = seatIndex(run, prefix, ending[0].seat);
-    const lastAt = gone === 1 ? firstAt : seatIndex(run, prefix, ending[gone - 1].seat);
+    const firstAt = seatIndex(run, cohort, ending[0].seat);
+    const lastAt = gone === 1 ? firstAt : seatIndex(run, cohort, ending[gone - 1].seat);
     if (lastAt < run.length - firstAt) {
       let j = gone - 1;
       let w = lastAt;
@@ -316,22 +316,22 @@ export class LazyDecode {
       }
       run.length = w;
     }
-    const left = prefix - gone;
-    this.prefix = left;
+    const left = cohort - gone;
+    this.cohort = left;
     if (left === 0) this.lag = 0;
     return left;
   }
 
   /**
    * After a step ending at `now`: the plain decoders right behind the
-   * prefix that produced a token in it join the prefix (when the prefix
+   * cohort that produced a token in it join the cohort (when the cohort
    * produced one too, so that they all share their last token's time), once
    * the fallback's wait ({@link LAZY_AFTER}) is over.
    */
   join(now: number): void {
     if (!this.allowed || this.#host.steps < this.#joinAfter) return;
     const run = this.#host.running;
-    let p = this.prefix;
+    let p = this.cohort;
     if (p === run.length || (p > 0 && this.last !== now)) return;
     const k = this.lag;
     for (; p < run.length; p++) {
@@ -350,19 +350,19 @@ export class LazyDecode {
       if (block <= finish) this.#blockDue.add(block, r);
       addTo(this.#finishDue, finish, r);
     }
-    if (p > this.prefix) {
-      this.prefix = p;
+    if (p > this.cohort) {
+      this.cohort = p;
       this.last = now;
     }
   }
 
-  /** Writes the lag back into the prefix's requests, which are accounted one by one from here. */
+  /** Writes the lag back into the cohort's requests, which are accounted one by one from here. */
   materialize(): void {
     const run = this.#host.running;
-    for (let i = 0; i < this.prefix; i++) this.#writeBack(run[i]);
+    for (let i = 0; i < this.cohort; i++) this.#writeBack(run[i]);
     this.#blockDue.clear();
     this.#finishDue.clear();
-    this.prefix = 0;
+    this.cohort = 0;
     this.lag = 0;
     this.#joinAfter = this.#host.steps + this.#after;
   }

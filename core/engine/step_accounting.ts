@@ -3,7 +3,7 @@
  * (occupancy, FLOPs, bytes), what it changes when it ends (tokens computed
  * and sampled, MTP drafts accepted, prompt blocks cached, requests
  * finished or handed off, inter-token gaps), and the engine's counters.
- * The lazy prefix (lazy_decode.ts) is advanced as one; every other running
+ * The lazy cohort (lazy_decode.ts) is advanced as one; every other running
  * request is applied one by one (the reference path).
  *
  * @module
@@ -51,14 +51,14 @@ export function applyStep(e: Engine, now: number): Request[] {
   let sameGap = 0;
   const cache = e.ledger.cache;
   const lazy = e.lazy;
-  const prefix = lazy.prefix;
-  if (prefix > 0 && lazy.served) {
-    processed = prefix;
-    if (lazy.last === last) sameGap = prefix;
-    else addItl(e, now - lazy.last, prefix);
+  const cohort = lazy.cohort;
+  if (cohort > 0 && lazy.served) {
+    processed = cohort;
+    if (lazy.last === last) sameGap = cohort;
+    else addItl(e, now - lazy.last, cohort);
     w = lazy.advance(now);
-  } else w = prefix;
-  // The prefix's finished requests have left `running` already: the rest follows its remaining prefix.
+  } else w = cohort;
+  // The cohort's finished requests have left `running` already: the rest follows its remaining cohort.
   for (let i = w; i < run.length; i++) {
     const r = run[i];
     const n = r.scheduled;

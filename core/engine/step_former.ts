@@ -86,19 +86,19 @@ export class StepFormer implements StepBuilder {
     let preempted = false;
     let decodes = 0; // plain one-token decodes, counted here and added to the shape at the end
     let decodeContext = 0;
-    // The lazy prefix first (it is the front of the running list): all of it or, when that cannot be done
+    // The lazy cohort first (it is the front of the running list): all of it or, when that cannot be done
     // lazily, none of it (written back, it is served one by one below).
     let first = 0;
-    const prefix = lazy.prefix;
-    if (prefix > 0) {
-      if ((only & DECODE_ONLY) === 0) first = prefix;
+    const cohort = lazy.cohort;
+    if (cohort > 0) {
+      if ((only & DECODE_ONLY) === 0) first = cohort;
       else {
         const served = lazy.serve(budget);
         if (served < 0) lazy.materialize();
         else {
-          // Preemption may have taken the tail and the end of the prefix.
+          // Preemption may have taken the tail and the end of the cohort.
           preempted = served > 0;
-          first = lazy.prefix;
+          first = lazy.cohort;
           budget -= first;
           decodes = first;
           decodeContext = lazy.computed + first * (lazy.lag + 1);

@@ -16,7 +16,7 @@ import "../fuzz_test.ts";
 import "../fuzz_targets/targets_test.ts";
 import "../hardening_config_test.ts";
 import "../hardening_run_test.ts";
-import "../hardening_round2_test.ts";
+import "../hardening_sim_check_test.ts";
 import "../hardening_plan_test.ts";
 import "../hardening_compare_test.ts";
 import "../publish_test.ts";

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { COMMON_OK, INSTANCE_OK, runCheckTask, runCli, writeTemp } from "./_helpers.ts";
 import { memoryFs } from "./_helpers.ts";
-import { runFiles } from "../core/run.ts";
+import { runFiles } from "../core/assembly/run.ts";
 import { InputError } from "../core/config/errors.ts";
 import { TASK_LIMITS } from "../core/config/limits.ts";
 
@@ -26,7 +26,7 @@ function scenarioDir(body: string, name = "s.yaml"): string {
 
 // ---- Class 2: an output path that is an input is refused before anything is touched ----
 
-Deno.test("class 2: --dump_requests, --output_json or --report naming an input is refused, the input untouched", async () => {
+Deno.test("--dump_requests, --output_json or --report naming an input is refused, the input untouched", async () => {
   const dir = writeTemp({ "i.yaml": INSTANCE_OK, "c.yaml": COMMON_OK });
   const before = md5(`${dir}c.yaml`);
   for (const flag of ["--dump_requests", "--output_json", "--report"]) {
@@ -45,7 +45,7 @@ Deno.test("class 2: --dump_requests, --output_json or --report naming an input i
   }
 });
 
-Deno.test("class 2: --dump_requests naming the trace being replayed is refused, the trace untouched", async () => {
+Deno.test("--dump_requests naming the trace being replayed is refused, the trace untouched", async () => {
   const trace =
     Array.from({ length: 5 }, (_, i) => JSON.stringify({ timestamp: i * 100, input_length: 64, output_length: 8 }))
       .join("\n") + "\n";
@@ -70,7 +70,7 @@ Deno.test("class 2: --dump_requests naming the trace being replayed is refused, 
 
 // ---- Class 14 (sim): bad values are refused ----
 
-Deno.test("class 14: --seed '' and --report out/ are exit 2 naming the flag; nothing written", async () => {
+Deno.test("--seed '' and --report out/ are exit 2 naming the flag; nothing written", async () => {
   const seed = await runCli(["--seed", ""]);
   assert.equal(seed.code, 2);
   assert.equal(seed.stderr, "servingcast: --seed: expected a non-negative integer, got ''\n");
@@ -83,7 +83,7 @@ Deno.test("class 14: --seed '' and --report out/ are exit 2 naming the flag; not
 
 // ---- Class 7: a model that passes the schema never yields NaN ----
 
-Deno.test("class 7: more experts per token than experts is refused at num_experts_per_tok, at TP1 and TP2", async () => {
+Deno.test("more experts per token than experts is refused at num_experts_per_tok, at TP1 and TP2", async () => {
   const cfg = JSON.stringify({
     model_type: "mixtral",
     hidden_size: 4096,
@@ -131,7 +131,7 @@ Deno.test("a KV link slower than 1 MB/s (device2device_rate 5e-324, found by the
 
 // ---- Class 4: --json-dir problems are exit 2 naming the flag, before the run ----
 
-Deno.test("class 4: a folder or a symbolic link where --json-dir writes is exit 2 before the run; the link's target untouched", async () => {
+Deno.test("a folder or a symbolic link where --json-dir writes is exit 2 before the run; the link's target untouched", async () => {
   const dir = scenarioDir("expect:\n  total_requests: '>= 1'\n");
   Deno.mkdirSync(`${dir}jd/x.json`, { recursive: true });
   const folder = await runCheckTask([`${dir}s.yaml`, "--json-dir", `${dir}jd`]);
@@ -152,7 +152,7 @@ Deno.test("class 4: a folder or a symbolic link where --json-dir writes is exit 
   assert.equal(Deno.readTextFileSync(`${dir}outside/precious.txt`), "precious\n");
 });
 
-Deno.test("class 4: a 250-character variant name is refused where it is written, not when its file is", async () => {
+Deno.test("a 250-character variant name is refused where it is written, not when its file is", async () => {
   const long = "v".repeat(250);
   const dir = scenarioDir(
     `variants:\n  ${long}:\n    overrides: {load_gen.num_requests: 5}\nexpect:\n  ${long}.total_requests: '== 5'\n`,
@@ -171,7 +171,7 @@ Deno.test("class 4: a 250-character variant name is refused where it is written,
 
 const PER_POINT = "expect_per_point:\n  total_requests: '>= 1'\n";
 
-Deno.test("class 10: a million seeds, a 3,000-value sweep and a 100×100×100 sweep are refused before any run", async () => {
+Deno.test("a million seeds, a 3,000-value sweep and a 100×100×100 sweep are refused before any run", async () => {
   const seeds = await runCheckTask([`${scenarioDir("seeds: 1000000\n")}s.yaml`]);
   assert.equal(seeds.code, 2);
   assert.match(seeds.stderr, /s\.yaml:4:8: seeds: expected at most 100 seeds \(each is a whole run\)\n/);
@@ -204,7 +204,7 @@ Deno.test("class 10: a million seeds, a 3,000-value sweep and a 100×100×100 sw
 // ---- Class 11: a FIFO as GITHUB_STEP_SUMMARY never blocks ----
 
 Deno.test({
-  name: "class 11: GITHUB_STEP_SUMMARY naming a FIFO is one stderr line, the exit code unchanged, no hang",
+  name: "GITHUB_STEP_SUMMARY naming a FIFO is one stderr line, the exit code unchanged, no hang",
   ignore: Deno.build.os === "windows",
   fn: async () => {
     const dir = scenarioDir("expect:\n  total_requests: '>= 1'\n");
@@ -222,7 +222,7 @@ Deno.test({
 
 // ---- Class 13: __proto__ is never dropped from a scenario's maps ----
 
-Deno.test("class 13: __proto__ as a metric, variant, sweep key or override is an unknown key, located", async () => {
+Deno.test("__proto__ as a metric, variant, sweep key or override is an unknown key, located", async () => {
   const cases: [string, RegExp][] = [
     [
       `expect:\n  total_requests: "== 50"\n  __proto__: "< 0.000001"\n`,
@@ -253,7 +253,7 @@ Deno.test("a metric key with a trailing space is refused as the JSON Schema refu
 
 // ---- Class 15: check never exits 0 having run nothing ----
 
-Deno.test("class 15: check --tag matching no scenario is exit 2, as scenarioTests and the action refuse it", async () => {
+Deno.test("check --tag matching no scenario is exit 2, as scenarioTests and the action refuse it", async () => {
   const dir = scenarioDir("tags: [h100]\nexpect:\n  total_requests: '>= 1'\n");
   const out = await runCheckTask([`${dir}s.yaml`, "--tag", "nothing"]);
   assert.equal(out.code, 2);
