@@ -22,12 +22,12 @@
  * @module
  */
 
-export { describeRun, diagnostics, pools, runFiles, runLoaded, runSources } from "./core/run.ts";
+export { buildPlan, describeRun, diagnostics, pools, runFiles, runLoaded, runSources } from "./core/assembly/mod.ts";
+export type { GroupPlan, PlanOptions, RunOptions, RunOutput, SimulationPlan } from "./core/assembly/mod.ts";
 export { deploymentSection, poolSections, runJson, simulationSection } from "./core/report/run_json.ts";
-export type { RunOptions, RunOutput } from "./core/run.ts";
 export {
+  ADMISSION_POLICIES,
   applyProfile,
-  buildPlan,
   CALIBRATED_CONSTANTS,
   CALIBRATED_FILE,
   Calibration,
@@ -57,7 +57,6 @@ export type {
   EngineName,
   FileSystem,
   FixedLengthLoadGen,
-  GroupPlan,
   HostFamily,
   HostModel,
   HostPin,
@@ -76,7 +75,6 @@ export type {
   Override,
   ParallelConfig,
   PathPart,
-  PlanOptions,
   ProfileContext,
   ProfileDefaults,
   ProfiledServing,
@@ -86,7 +84,6 @@ export type {
   ResolvedProfile,
   RunLimits,
   ServingConfig,
-  SimulationPlan,
   SourceLocation,
   SyntheticLoadGen,
   TraceLoadGen,
@@ -125,6 +122,8 @@ export type {
   TraceRecord,
 } from "./core/workload/mod.ts";
 export { simulate } from "./core/engine/mod.ts";
+export { SCHEDULER_NAMES } from "./core/policy/mod.ts";
+export type { AdmissionName, SchedulerName } from "./core/policy/mod.ts";
 export type {
   AdmissionPolicy,
   EngineRole,
@@ -143,9 +142,11 @@ export {
   ALL_STATISTICS,
   EXT_COLUMNS,
   KEEP_UP_TOLERANCE,
+  kvStarvedLine,
   loadStats,
   METRIC_COLUMNS,
   OVERALL_KEYS,
+  overloadSummary,
   poolStats,
   predictionBound,
   predictionInterval,
@@ -158,6 +159,7 @@ export type {
   ExtColumn,
   GoodputSlos,
   GoodputStats,
+  GroupKv,
   GroupTimeSeries,
   Headroom,
   IntervalContext,
@@ -174,21 +176,19 @@ export type {
   SummaryOptions,
   TimeSeries,
 } from "./core/metrics/mod.ts";
+export { alignColumns, columnWidths } from "./core/text/mod.ts";
+export type { Align, ColumnLayout } from "./core/text/mod.ts";
 export {
-  alignColumns,
-  columnWidths,
   formatChromeTrace,
   formatExtSection,
   formatGroupTable,
   formatRequestCsv,
   formatSummaryJson,
   formatSummaryTable,
-  kvStarvedLine,
-  overloadSummary,
   renderSvg,
   summaryExtSections,
 } from "./core/report/mod.ts";
-export type { Align, ColumnLayout, GroupKv, JsonExtras, VegaLiteSpec } from "./core/report/mod.ts";
+export type { JsonExtras, VegaLiteSpec } from "./core/report/mod.ts";
 export {
   calibrate,
   calibrateScenarios,

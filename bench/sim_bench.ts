@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { runFiles } from "../core/run.ts";
+import { runFiles } from "../core/assembly/run.ts";
 import type { FileSystem } from "../core/config/load.ts";
 import { RooflineCostModel } from "../core/hardware/roofline.ts";
 import { tensorParallel } from "../core/hardware/layout.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { runFiles } from "../core/run.ts";
+import { runFiles } from "../core/assembly/run.ts";
 
 const dir = Deno.makeTempDirSync({ prefix: "servingcast-trace-bench-" });
 const N = 1_000_000;

@@ -23,7 +23,7 @@ import { loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { fileIn } from "../core/scenario/scenario.ts";
 import { relative, scenarioFiles } from "./_files.ts";
 import { runJson } from "../core/report/run_json.ts";
-import type { RunOutput } from "../core/run.ts";
+import type { RunOutput } from "../core/assembly/run.ts";
 import { formatSweepRows, sweepJson } from "../core/scenario/sweep_table.ts";
 import { CONSOLE_OUTPUT, parseShard, readTaskArgs, usageLine } from "./_args.ts";
 import type { TaskOutput } from "./_args.ts";

@@ -8,8 +8,8 @@
 import denoJson from "../deno.json" with { type: "json" };
 import type { TaskOutput } from "../scenarios/_args.ts";
 import { loadConfig } from "../core/config/load.ts";
-import { buildPlan } from "../core/config/plan.ts";
-import type { SimulationPlan } from "../core/config/plan.ts";
+import { buildPlan } from "../core/assembly/plan.ts";
+import type { SimulationPlan } from "../core/assembly/plan.ts";
 import { memoryFs } from "../core/calibrate/_memory_fs.ts";
 
 // The command line (cli.ts) and `deno task check` (scenarios/check.ts) are imported when a test first runs them, not

@@ -4,7 +4,7 @@
  * acceptance bounds: within 30%).
  */
 import assert from "node:assert/strict";
-import { runFiles } from "../core/run.ts";
+import { runFiles } from "../core/assembly/run.ts";
 import { memoryFs } from "./_helpers.ts";
 
 const a100 = `instance_groups:

@@ -24,7 +24,7 @@ import { runCompare } from "../tools/compare.ts";
 import { runScreenshot } from "../tools/screenshot.ts";
 import { runValidateActions } from "../tools/validate_actions.ts";
 import { loadConfig } from "../core/config/load.ts";
-import { buildPlan, GENERIC_PATH_NOTICE } from "../core/config/plan.ts";
+import { buildPlan, GENERIC_PATH_NOTICE } from "../core/assembly/plan.ts";
 import { MODEL_CATALOG } from "../core/model/mod.ts";
 import { DEVICE_CATALOG } from "../core/hardware/mod.ts";
 import { CATALOG_BEGIN, CATALOG_END, catalogMarkdown } from "../core/report/catalog.ts";

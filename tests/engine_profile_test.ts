@@ -5,7 +5,7 @@
  * cached prompt blocks; TensorRT-LLM's GUARANTEED_NO_EVICT never preempts).
  */
 import assert from "node:assert/strict";
-import { runFiles } from "../core/run.ts";
+import { runFiles } from "../core/assembly/run.ts";
 import { runJson } from "../core/report/run_json.ts";
 import { InputError } from "../core/config/errors.ts";
 import { memoryFs } from "./_helpers.ts";

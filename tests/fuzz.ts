@@ -25,7 +25,7 @@
  */
 import { parse, stringify } from "yaml";
 import { InputError } from "../core/config/errors.ts";
-import { pools, runFiles } from "../core/run.ts";
+import { pools, runFiles } from "../core/assembly/run.ts";
 import { runJson } from "../core/report/run_json.ts";
 import { formatExtSection, formatGroupTable, formatSummaryTable } from "../core/report/mod.ts";
 import { memoryFs } from "./_helpers.ts";

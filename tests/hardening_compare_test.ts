@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { COMMON_OK, INSTANCE_OK, ROOT, runCheckTask, runDeno, writeTemp } from "./_helpers.ts";
 import { captureTask, captureTaskAsync } from "./_helpers.ts";
-import { runFiles } from "../core/run.ts";
+import { runFiles } from "../core/assembly/run.ts";
 import { runJson } from "../core/report/run_json.ts";
 import {
   compareReportHtml,

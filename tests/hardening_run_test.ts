@@ -7,7 +7,7 @@ import { COMMON_OK, INSTANCE_OK, ROOT, runCli, runDeno, writeTemp } from "./_hel
 import { outputDirProblem, outputFileProblem } from "../cli_output.ts";
 import { InputError } from "../core/config/errors.ts";
 import { realFileSystem } from "../core/config/load.ts";
-import { diagnostics, runFiles } from "../core/run.ts";
+import { diagnostics, runFiles } from "../core/assembly/run.ts";
 import { runJson } from "../core/report/run_json.ts";
 import { formatSummaryTable } from "../core/report/table.ts";
 import { formatExtSection } from "../core/report/ext_table.ts";
@@ -260,6 +260,7 @@ const FAKE_ENGINE: EngineStats = {
   maxSeqs: 256,
   seqTime: 0,
   kvTime: 0,
+  kvCachedTime: 0,
   flops: 0,
   hbmBytes: 0,
   peakFlops: 1e15,

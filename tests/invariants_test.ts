@@ -25,7 +25,7 @@ import assert from "node:assert/strict";
 import * as fc from "fast-check";
 import { simulate } from "../core/engine/simulator.ts";
 import { summarize } from "../core/metrics/summary.ts";
-import { runFiles } from "../core/run.ts";
+import { runFiles } from "../core/assembly/run.ts";
 import { engineSpec, linearCost } from "../core/engine/_fixtures.ts";
 import type {
   AdmissionPolicy,

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { resolveMetric, RUN_METRICS } from "../core/scenario/metric_keys.ts";
 import { ALL_STATISTICS, EXT_COLUMNS } from "../core/metrics/summary.ts";
-import { runFiles } from "../core/run.ts";
+import { runFiles } from "../core/assembly/run.ts";
 import { memoryFs, ROOT, runCli, writeTemp } from "./_helpers.ts";
 
 const OVERLOAD = `${ROOT}tests/testdata/overload/`;

@@ -3,7 +3,7 @@
  * conservation, and routing across unlike engines.
  */
 import assert from "node:assert/strict";
-import { runFiles } from "../core/run.ts";
+import { runFiles } from "../core/assembly/run.ts";
 import { memoryFs, ROOT } from "./_helpers.ts";
 
 const pd = (o: { bw?: string; rate?: string; dTp?: number } = {}) =>

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { ROOT, runCheckTask, writeTemp } from "./_helpers.ts";
 import { captureTaskAsync } from "./_helpers.ts";
-import { runFiles } from "../core/run.ts";
-import type { RunOutput } from "../core/run.ts";
+import { runFiles } from "../core/assembly/run.ts";
+import type { RunOutput } from "../core/assembly/run.ts";
 import { runJson } from "../core/report/run_json.ts";
 import { runReportHtml } from "../core/report/run_report.ts";
 import { formatCompareTable, runDocumentProblem, runMetricRows, snapshotMetricRows } from "../core/report/compare.ts";

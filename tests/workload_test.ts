@@ -3,7 +3,7 @@
  * dump/replay round trip, request classes and prefix caching.
  */
 import assert from "node:assert/strict";
-import { describeRun, runFiles } from "../core/run.ts";
+import { describeRun, runFiles } from "../core/assembly/run.ts";
 import { COMMON_OK, INSTANCE_OK, memoryFs, runCli, writeTemp } from "./_helpers.ts";
 
 const common = (loadGen: string, serving = "") =>

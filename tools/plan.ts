@@ -11,7 +11,7 @@ import { TASK_LIMITS } from "../core/config/limits.ts";
 import { denoFileSystem, readYaml } from "../core/config/load.ts";
 import type { YamlSource } from "../core/config/source.ts";
 import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
-import { alignColumns } from "../core/report/columns.ts";
+import { alignColumns } from "../core/text/columns.ts";
 import { renderSvg } from "../core/report/svg.ts";
 import { chart, escapeHtml, page, section } from "../core/report/html.ts";
 import { scenarioSections } from "../core/report/scenario_report.ts";

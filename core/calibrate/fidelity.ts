@@ -9,11 +9,10 @@
  *
  * @module
  */
-import type { CalibratedConstant } from "../config/calibrated.ts";
 import { kindOf, MIN_STRATUM_ROWS, MIN_STRATUM_SOURCES, predictionInterval, vendorOf } from "../metrics/intervals.ts";
 import type { MetricKind, Residual } from "../metrics/intervals.ts";
-import { alignColumns } from "../report/columns.ts";
-import type { RowPrediction } from "./loso.ts";
+import { alignColumns } from "../text/columns.ts";
+import type { ReportedConstant, RowPrediction } from "./loso.ts";
 import type { Registry } from "./registry.ts";
 
 /** Figures the held-out rows are held to. */
@@ -130,18 +129,6 @@ export interface FidelityStats {
   readonly bias: number;
   /** Share of rows within ±25%. */
   readonly within25: number;
-}
-
-/** A calibrated constant as fitted, for the report. */
-export interface ReportedConstant {
-  /** The constant. */
-  readonly spec: CalibratedConstant;
-  /** Its value (the prior when no source pins it). */
-  readonly value: number;
-  /** The sources whose fit rows set it (empty: the prior). */
-  readonly pinnedBy: readonly string[];
-  /** It sits at an end of its range. */
-  readonly atBound?: "min" | "max";
 }
 
 /** The whole report. */

@@ -11,14 +11,14 @@
  */
 import { levenbergMarquardt } from "ml-levenberg-marquardt";
 import { loadConfigSources } from "../config/load.ts";
-import { buildPlan } from "../config/plan.ts";
+import { buildPlan } from "../assembly/plan.ts";
 import type { FileSystem, LoadedConfig } from "../config/load.ts";
 import type { YamlSource } from "../config/source.ts";
 import { deviceFromFile, MICROS_MAX } from "../config/device_schema.ts";
 import type { DeviceFile } from "../config/device_schema.ts";
 import { InputError } from "../config/errors.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
-import { runLoaded } from "../run.ts";
+import { runLoaded } from "../assembly/run.ts";
 import { quantileSorted } from "../metrics/percentile.ts";
 import type { MeasuredMetrics, MeasuredRun } from "./measurements.ts";
 

@@ -15,7 +15,6 @@
 import type { FileSystem } from "../config/load.ts";
 import { CALIBRATED_CONSTANTS, calibration } from "../config/engine_profiles.ts";
 import type { CalibratedConstant, CalibratedFile, Calibration, ConstantValues } from "../config/calibrated.ts";
-import type { ReportedConstant } from "./fidelity.ts";
 import { LoadedConfigs, runScenario } from "../scenario/runner.ts";
 import type { Scenario } from "../scenario/scenario.ts";
 import type { MeasuredRow } from "./registry.ts";
@@ -414,6 +413,18 @@ export function predictRows(
   fs?: FileSystem,
 ): RowPrediction[] {
   return predictWith(rows, full, new Map(Object.entries(folds)), targetsOf(rows, fs, full));
+}
+
+/** A calibrated constant as fitted, for the report. */
+export interface ReportedConstant {
+  /** The constant. */
+  readonly spec: CalibratedConstant;
+  /** Its value (the prior when no source pins it). */
+  readonly value: number;
+  /** The sources whose fit rows set it (empty: the prior). */
+  readonly pinnedBy: readonly string[];
+  /** It sits at an end of its range. */
+  readonly atBound?: "min" | "max";
 }
 
 /** The calibrated constants as a report lists them: the value each run uses, who set it, whether it sits at a bound. */

@@ -32,7 +32,7 @@
  */
 import { z } from "zod";
 import { loadConfigSources, readYaml, resolveFrom } from "../config/load.ts";
-import { buildPlan } from "../config/plan.ts";
+import { buildPlan } from "../assembly/plan.ts";
 import type { FileSystem } from "../config/load.ts";
 import type { PathPart, YamlSource } from "../config/source.ts";
 import { mapping, nonNegativeInt, positiveInt } from "../config/schema.ts";

@@ -10,7 +10,7 @@
  */
 import { InputError } from "../config/errors.ts";
 import { denoFileSystem, loadConfigSources } from "../config/load.ts";
-import { buildPlan } from "../config/plan.ts";
+import { buildPlan } from "../assembly/plan.ts";
 import type { FileSystem } from "../config/load.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import { quantileSorted } from "../metrics/percentile.ts";

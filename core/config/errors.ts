@@ -112,3 +112,6 @@ export function describeValue(v: unknown): string {
   if (typeof v === "object") return "a mapping";
   return String(v);
 }
+
+/** A limit of a run's `limits:` section as a message writes it, the way a config would: `1e9`, `100000`. */
+export const showLimit = (x: number): string => (x >= 1e7 ? x.toExponential().replace("e+", "e") : String(x));

@@ -21,7 +21,7 @@ import type { TraceFieldError, TraceRecord } from "../workload/trace.ts";
 import type { PathPart } from "./source.ts";
 import { YamlSource } from "./source.ts";
 import { closest, validate } from "./validate.ts";
-import { showLimit } from "./workload.ts";
+import { showLimit } from "./errors.ts";
 
 /** How files are read; tests pass an in-memory map. */
 export interface FileSystem {

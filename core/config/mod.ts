@@ -1,7 +1,8 @@
 /**
  * Configuration: the upstream ServingCast files (instance and common),
- * validated with positions for every error, and resolved into a
- * simulation plan.
+ * validated with positions for every error, with the engine profiles and
+ * calibrated constants they name. What turns them into engines is
+ * core/assembly/.
  *
  * @module
  */
@@ -12,6 +13,7 @@ export type { Override } from "./source.ts";
 export type { PathPart } from "./source.ts";
 export { closest, editDistance, knownKeys, validate } from "./validate.ts";
 export {
+  ADMISSION_POLICIES,
   ARRIVAL_PROCESSES,
   ATTENTION_QUANT,
   CommonFileSchema,
@@ -42,7 +44,6 @@ export { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";
 export type { DeviceFile } from "./device_schema.ts";
 export { denoFileSystem, loadConfig, loadConfigSources, readYaml } from "./load.ts";
 export type { FileSystem, LoadedConfig, LoadedGroup, LoadedTrace } from "./load.ts";
-export { buildPlan } from "./plan.ts";
 export { CALIBRATED_FILE, Calibration, hostConstant, MODEL_CONSTANTS } from "./calibrated.ts";
 export type {
   CalibratedConstant,
@@ -54,7 +55,6 @@ export type {
 } from "./calibrated.ts";
 export { resolveLayout } from "./layout.ts";
 export type { LayoutOutcome, LayoutViolation } from "./layout.ts";
-export type { GroupPlan, PlanOptions, SimulationPlan } from "./plan.ts";
 export {
   applyProfile,
   CALIBRATED_CONSTANTS,

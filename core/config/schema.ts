@@ -283,12 +283,9 @@ export const LoadGenSchema = z.preprocess(
   }),
 );
 
-/** Routing policies (ext). */
-export { ROUTING_POLICIES } from "../policy/mod.ts";
-import { ROUTING_POLICIES } from "../policy/mod.ts";
-
-/** KV admission policies (ext): vLLM's greedy, TensorRT-LLM's guaranteed_no_evict, SGLang's conservative. */
-export const ADMISSION_POLICIES = ["greedy", "guaranteed_no_evict", "conservative"] as const;
+/** Routing policies (ext) and KV admission policies (ext): named once, in core/policy. */
+export { ADMISSION_POLICIES, ROUTING_POLICIES } from "../policy/mod.ts";
+import { ADMISSION_POLICIES, ROUTING_POLICIES } from "../policy/mod.ts";
 
 /** `serving_config` of the common file. */
 export const ServingConfigSchema = mapping({

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { AdmissionName } from "../policy/mod.ts";
 import type { RoutingPolicyName } from "../policy/mod.ts";
 
 /** `parallel_config` of an instance group. */
@@ -260,7 +261,7 @@ export interface ServingConfig {
    * to come fit; retract (preempt) when the estimate proves short.
    * @default "greedy"
    */
-  admission_policy: "greedy" | "guaranteed_no_evict" | "conservative";
+  admission_policy: AdmissionName;
   /**
    * ext: multi-step scheduling (vLLM 0.6–0.7 `--num-scheduler-steps`): a
    * decode-only batch runs this many steps for one scheduling pass; the

@@ -28,6 +28,7 @@ import type { Request } from "./request.ts";
 import { StepFormer } from "./step_former.ts";
 import { accountStep, applyStep, engineStats } from "./step_accounting.ts";
 import type { EngineSpec, EngineStats } from "./types.ts";
+import type { EngineState } from "./engine_state.ts";
 import { unservable, unservableCategory } from "./unservable.ts";
 import type { Unservable } from "./unservable.ts";
 
@@ -35,7 +36,7 @@ export { LAZY_AFTER } from "./lazy_decode.ts";
 export { unservableCategory, unservableReason } from "./unservable.ts";
 
 /** The state of one engine during a simulation. */
-export class Engine implements EngineLoad {
+export class Engine implements EngineLoad, EngineState {
   readonly index: number;
   readonly spec: EngineSpec;
   /** Its KV blocks: used, reserved and cached-evictable, and the prefix cache. */

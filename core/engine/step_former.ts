@@ -13,7 +13,7 @@
  */
 import type { BatchShape } from "../hardware/roofline.ts";
 import type { Phase, StepBuilder } from "../policy/mod.ts";
-import type { Engine } from "./engine.ts";
+import type { EngineState } from "./engine_state.ts";
 import { ROOM_FREED, ROOM_LOST } from "./kv_ledger.ts";
 import { blockKeys } from "./prefix_cache.ts";
 import type { Request } from "./request.ts";
@@ -27,10 +27,10 @@ const ONLY: Record<Phase, number> = { prefill: PREFILL_ONLY, decode: DECODE_ONLY
 /** Forms one engine's steps (see the module doc). */
 export class StepFormer implements StepBuilder {
   readonly maxTokens: number;
-  readonly #e: Engine;
+  readonly #e: EngineState;
 
   /** @param engine the engine whose steps this forms */
-  constructor(engine: Engine) {
+  constructor(engine: EngineState) {
     this.#e = engine;
     this.maxTokens = engine.spec.maxTokens;
   }

@@ -35,3 +35,5 @@ export { MAX_BUCKETS, TimeSeriesCollector } from "./timeseries.ts";
 export type { GroupTimeSeries, TimeSeries } from "./timeseries.ts";
 export { kindOf, MIN_STRATUM_ROWS, predictionBound, predictionInterval, RESIDUALS, vendorOf } from "./intervals.ts";
 export type { IntervalContext, MetricKind, PredictionInterval, Residual } from "./intervals.ts";
+export { kvStarvedLine, overloadSummary } from "./diagnostics.ts";
+export type { GroupKv } from "./diagnostics.ts";

@@ -16,16 +16,16 @@ import { TASK_LIMITS } from "../config/limits.ts";
 import { denoFileSystem, loadConfigSources, readYaml } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
 import { YamlSource } from "../config/source.ts";
-import { buildPlan } from "../config/plan.ts";
-import { workloadOf } from "../config/workload.ts";
+import { buildPlan } from "../assembly/plan.ts";
+import { workloadOf } from "../assembly/workload.ts";
 import { resolveLayout } from "../config/layout.ts";
-import type { SimulationPlan } from "../config/plan.ts";
+import type { SimulationPlan } from "../assembly/plan.ts";
 import { decodeBatch, prefillBatch } from "../hardware/batch.ts";
 import { DEVICE_CATALOG } from "../hardware/devices.ts";
 import { meanLength } from "../workload/lengths.ts";
 import { boundValue, loadScenario, parseBound, resolveMetric, runScenario, scenarioSources } from "../scenario/mod.ts";
 import type { ScenarioResult } from "../scenario/mod.ts";
-import type { RunOutput } from "../run.ts";
+import type { RunOutput } from "../assembly/run.ts";
 
 /** Aggregated serving (every instance prefills and decodes) or prefill/decode disaggregated. */
 export type Topology = "agg" | "disagg";

@@ -6,7 +6,7 @@
  * @module
  */
 import { MODEL_ALIASES, MODEL_CATALOG } from "../model/catalog.ts";
-import { alignColumns, columnWidths } from "./columns.ts";
+import { alignColumns, columnWidths } from "../text/columns.ts";
 import { kvBytesPerToken, modelSpecFromHf, paramCounts } from "../model/model_spec.ts";
 import { DEVICE_CATALOG } from "../hardware/devices.ts";
 

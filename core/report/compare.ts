@@ -11,7 +11,7 @@ import { TASK_LIMITS } from "../config/limits.ts";
 import { quoteString } from "../config/errors.ts";
 import { resolveMetric } from "../scenario/metric_keys.ts";
 import { MAX_RATE_MEETING, MIN_VALUE_MEETING } from "../scenario/scenario.ts";
-import { alignColumns } from "./columns.ts";
+import { alignColumns } from "../text/columns.ts";
 import { escapeHtml, numberCell, page, section, showNumber, table, textCell, valueAt } from "./html.ts";
 import { cdfCharts, seriesCharts } from "./run_report.ts";
 

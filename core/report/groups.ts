@@ -4,7 +4,7 @@
  * @module
  */
 import type { PoolStats } from "../metrics/groups.ts";
-import { alignColumns } from "./columns.ts";
+import { alignColumns } from "../text/columns.ts";
 
 const fraction = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "-");
 

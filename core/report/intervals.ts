@@ -8,10 +8,11 @@
  *
  * @module
  */
-import { kindOf, predictionInterval, RESIDUALS, vendorOf } from "../metrics/intervals.ts";
-import type { IntervalContext, PredictionInterval, Residual } from "../metrics/intervals.ts";
-import type { RunOutput } from "../run.ts";
-import { alignColumns } from "./columns.ts";
+import { kindOf, predictionInterval, RESIDUALS } from "../metrics/intervals.ts";
+import type { PredictionInterval, Residual } from "../metrics/intervals.ts";
+import type { RunOutput } from "../assembly/run.ts";
+import { intervalContext } from "../assembly/interval_context.ts";
+import { alignColumns } from "../text/columns.ts";
 import { formatFixed } from "./number_format.ts";
 
 /** The confidence the table and reports show by default. */
@@ -21,17 +22,6 @@ export const DEFAULT_CONFIDENCE = 0.8;
 export interface HeadlineInterval extends PredictionInterval {
   /** The figure: `TTFT(s).MEDIAN`, `output_token_throughput(tok/s)`, … */
   readonly metric: string;
-}
-
-/** A run's place among the strata, or undefined for the generic path. */
-export function intervalContext(out: RunOutput): IntervalContext | undefined {
-  const engine = out.plan.config.common.serving_config.engine;
-  if (engine === undefined) return undefined;
-  return {
-    engine,
-    vendor: vendorOf(out.plan.groups[0].device.name),
-    architecture: out.plan.model.moe ? "MoE" : "dense",
-  };
 }
 
 /** The headline figures of a run, by canonical name. */

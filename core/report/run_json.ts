@@ -1,13 +1,13 @@
 /**
  * The `--output_json` document of a run and its ext sections (simulation,
  * deployment, groups, instances, distributions, time series), built from a
- * {@link RunOutput}. The run itself (core/run.ts) knows nothing of them.
+ * {@link RunOutput}. The run itself (core/assembly/run.ts) knows nothing of them.
  *
  * @module
  */
-import type { RunOutput } from "../run.ts";
+import type { RunOutput } from "../assembly/run.ts";
 import { headlineIntervals, intervalJson } from "./intervals.ts";
-import { diagnostics, pools } from "../run.ts";
+import { diagnostics, pools } from "../assembly/run.ts";
 import type { PoolStats } from "../metrics/groups.ts";
 import { OVERLAP } from "../hardware/kernels.ts";
 import { formatSummaryJson, summaryExtSections } from "./json.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { RunOutput } from "../run.ts";
+import type { RunOutput } from "../assembly/run.ts";
 import { ALL_STATISTICS, CDF_COLUMNS, EXT_COLUMNS, METRIC_COLUMNS, OVERALL_KEYS } from "../metrics/summary.ts";
 import type { StepBreakdown } from "../hardware/batch.ts";
 import { runJson } from "./run_json.ts";

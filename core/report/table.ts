@@ -13,7 +13,7 @@
  * @module
  */
 import { METRIC_COLUMNS, OVERALL_KEYS, STATISTICS } from "../metrics/summary.ts";
-import { alignColumns } from "./columns.ts";
+import { alignColumns } from "../text/columns.ts";
 import type { MetricColumn, Statistic, Summary } from "../metrics/summary.ts";
 import { formatFixed, roundHalfEven } from "./number_format.ts";
 

@@ -14,7 +14,7 @@
  */
 import { dirname, join } from "node:path";
 import type { FileSystem } from "../config/load.ts";
-import { alignColumns } from "../report/columns.ts";
+import { alignColumns } from "../text/columns.ts";
 import { denoFileSystem } from "../config/load.ts";
 import { clip, InputError } from "../config/errors.ts";
 import { ALL_STATISTICS, EXT_COLUMNS, METRIC_COLUMNS, OVERALL_KEYS } from "../metrics/summary.ts";

@@ -17,11 +17,11 @@ import type { LoadedConfig } from "../config/load.ts";
 import type { YamlSource } from "../config/source.ts";
 import { KEEP_UP_TOLERANCE } from "../metrics/load.ts";
 import type { LoadStats } from "../metrics/load.ts";
-import { runLoaded } from "../run.ts";
-import { overloadSummary } from "../report/diagnostics.ts";
-import { intervalContext } from "../report/intervals.ts";
+import { runLoaded } from "../assembly/run.ts";
+import { overloadSummary } from "../metrics/diagnostics.ts";
+import { intervalContext } from "../assembly/interval_context.ts";
 import { kindOf, predictionBound, RESIDUALS } from "../metrics/intervals.ts";
-import type { RunOutput } from "../run.ts";
+import type { RunOutput } from "../assembly/run.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import type { Calibration } from "../config/calibrated.ts";
 import { evalExpr, holds, margin } from "./assertion.ts";
@@ -203,7 +203,7 @@ export class LoadedConfigs {
 export interface ScenarioRunOptions {
   /** Collect time series (the first seed's runs), for reports. */
   readonly timeseries?: boolean;
-  /** Every instance group on this device (`device` of core/run.ts's RunOptions): a calibration's trial constants. */
+  /** Every instance group on this device (`device` of core/assembly/run.ts's RunOptions): a calibration's trial constants. */
   readonly device?: DeviceSpec;
   /** Configurations loaded by earlier calls on the same scenario, reused (see {@link LoadedConfigs}). */
   readonly loaded?: LoadedConfigs;

@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { RunOutput } from "../run.ts";
-import { alignColumns } from "../report/columns.ts";
+import type { RunOutput } from "../assembly/run.ts";
+import { alignColumns } from "../text/columns.ts";
 import type { ScenarioResult } from "./runner.ts";
 
 /** One seed's figures at a point. */

@@ -16,7 +16,7 @@
 import { parse, stringify } from "yaml";
 import { denoFileSystem } from "../../core/config/load.ts";
 import type { FileSystem } from "../../core/config/load.ts";
-import { runFiles } from "../../core/run.ts";
+import { runFiles } from "../../core/assembly/run.ts";
 import { runJson } from "../../core/report/run_json.ts";
 import { runCompare } from "../../tools/compare.ts";
 import { HOSTILE, judge, pick, runTask, treeOf } from "./_common.ts";

@@ -1,5 +1,6 @@
 /**
- * The unit tests beside the code (the `*_test.ts` modules of core/), and the check that these suites hold every test module.
+ * The unit tests beside the code (the `*_test.ts` modules of core/), the import graph of core/ (its layers), and the check
+ * that these suites hold every test module.
  *
  * One of the suites `deno task test` runs (deno.json `test.include`; why: tests/suites_test.ts).
  *
@@ -20,12 +21,15 @@ import "../../core/hardware/roofline_test.ts";
 import "../../core/metrics/load_test.ts";
 import "../../core/metrics/percentile_test.ts";
 import "../../core/model/model_spec_test.ts";
-import "../../core/policy/admission_test.ts";
-import "../../core/policy/batching_test.ts";
+import "../../core/engine/admission_test.ts";
+import "../../core/engine/batching_test.ts";
+import "../../core/engine/kv_ledger_test.ts";
+import "../../core/policy/scheduler_test.ts";
 import "../../core/report/svg_test.ts";
 import "../../core/report/table_test.ts";
 import "../../core/scenario/assertion_test.ts";
 import "../../core/workload/arrival_test.ts";
 import "../../core/workload/lengths_test.ts";
 import "../../core/workload/source_test.ts";
+import "../import_graph_test.ts";
 import "../suites_test.ts";

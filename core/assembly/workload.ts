@@ -9,16 +9,15 @@ import { maxLength, meanLength } from "../workload/lengths.ts";
 import type { LengthDist } from "../workload/lengths.ts";
 import type { RequestClass } from "../workload/source.ts";
 import { TraceSource } from "../workload/trace.ts";
-import type { LoadedTrace } from "./load.ts";
-import type { YamlSource } from "./source.ts";
-import type { LengthDistConfig, LoadGenConfig, RunLimits } from "./types.ts";
-import { DEFAULT_LIMITS } from "./schema.ts";
+import type { LoadedTrace } from "../config/load.ts";
+import type { YamlSource } from "../config/source.ts";
+import type { LengthDistConfig, LoadGenConfig, RunLimits } from "../config/types.ts";
+import { DEFAULT_LIMITS } from "../config/schema.ts";
+import { showLimit } from "../config/errors.ts";
 import { scheduleTimeAt } from "../workload/arrival.ts";
 import type { RateSegment } from "../workload/arrival.ts";
 
 const seconds = (x: number) => (Number.isFinite(x) ? `${Number(x.toPrecision(3))} s` : "∞ s");
-/** A limit as written in a config: 1e9, 100000. */
-export const showLimit = (x: number) => (x >= 1e7 ? x.toExponential().replace("e+", "e") : String(x));
 
 /** Seconds until the `n`th arrival is expected (the first at 0) at `rate`, or under `schedule`. */
 function expectedSpan(n: number, rate: number, schedule?: readonly RateSegment[]): number {

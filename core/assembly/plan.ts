@@ -19,13 +19,16 @@ import type { EngineLayout } from "../hardware/layout.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import type { ModelSpec } from "../model/model_spec.ts";
 import type { EngineSpec, SimulationInput } from "../engine/types.ts";
-import { unservableReason } from "../engine/engine.ts";
-import type { LoadedConfig, LoadedGroup } from "./load.ts";
-import { showLimit, workloadOf } from "./workload.ts";
-import { resolveLayout } from "./layout.ts";
-import { applyProfile, calibration, hasConstant, hostOf, isRocm, versionBefore } from "./engine_profiles.ts";
-import type { HostModel, ProfiledServing } from "./engine_profiles.ts";
-import type { Calibration } from "./calibrated.ts";
+import { unservableReason } from "../engine/unservable.ts";
+import type { AdmissionName, SchedulerName } from "../policy/mod.ts";
+import type { HostFamily } from "../config/calibrated.ts";
+import type { LoadedConfig, LoadedGroup } from "../config/load.ts";
+import { showLimit } from "../config/errors.ts";
+import { workloadOf } from "./workload.ts";
+import { resolveLayout } from "../config/layout.ts";
+import { applyProfile, calibration, hasConstant, hostOf, isRocm, versionBefore } from "../config/engine_profiles.ts";
+import type { HostModel, ProfiledServing } from "../config/engine_profiles.ts";
+import type { Calibration } from "../config/calibrated.ts";
 
 /**
  * The slowest KV link a deployment may declare (bandwidth × rate × TP),
@@ -393,6 +396,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
           draftTokens: mc.num_mtp_tokens,
           draftAcceptance: mc.mtp_acceptance_rate,
           admission: gs.admission_policy,
+          scheduler: schedulerOf(profiled.profile?.resolved.record.family, gs.admission_policy),
           schedulerSteps: gs.num_scheduler_steps,
           requestDelay: gs.api_server ? Math.round((device.requestOverhead ?? 0) * 1e6) : 0,
           maxModelLen: model.maxPositions,
@@ -416,4 +420,25 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
     workload: workloadOf(cfg.commonSource, lg, sc.max_concurrency, options.seed, cfg.trace, limits),
   };
   return { input, model, groups, notices, config: cfg };
+}
+
+/**
+ * The scheduler of an engine family (core/policy/schedulers/); the generic
+ * one without an engine. TensorRT-LLM's capacity policy follows the
+ * admission the configuration asks for: greedy admission is its
+ * MAX_UTILIZATION, anything else its default GUARANTEED_NO_EVICT.
+ */
+function schedulerOf(family: HostFamily | undefined, admission: AdmissionName): SchedulerName {
+  switch (family) {
+    case undefined:
+      return "generic";
+    case "vllm-v0":
+      return "vllm_v0";
+    case "vllm-v1":
+      return "vllm_v1";
+    case "trtllm":
+      return admission === "greedy" ? "trtllm_max_utilization" : "trtllm_guaranteed_no_evict";
+    default:
+      return family;
+  }
 }

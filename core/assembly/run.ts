@@ -5,24 +5,24 @@
  *
  * @module
  */
-import { loadConfig, loadConfigSources } from "./config/load.ts";
-import type { FileSystem, LoadedConfig } from "./config/load.ts";
-import type { DeviceSpec } from "./hardware/device.ts";
-import type { YamlSource } from "./config/source.ts";
-import { buildPlan } from "./config/plan.ts";
-import type { SimulationPlan } from "./config/plan.ts";
-import type { Calibration } from "./config/calibrated.ts";
-import { simulate } from "./engine/simulator.ts";
-import type { SimulationOptions, SimulationResult } from "./engine/types.ts";
-import { summarize } from "./metrics/summary.ts";
-import type { GoodputSlos, Summary } from "./metrics/summary.ts";
-import { paramCounts } from "./model/model_spec.ts";
-import { kvStarvedLine, overloadSummary } from "./report/diagnostics.ts";
-import { poolStats } from "./metrics/groups.ts";
-import { TimeSeriesCollector } from "./metrics/timeseries.ts";
-import type { TimeSeries } from "./metrics/timeseries.ts";
-import type { PoolStats } from "./metrics/groups.ts";
-import { describeLength } from "./workload/lengths.ts";
+import { loadConfig, loadConfigSources } from "../config/load.ts";
+import type { FileSystem, LoadedConfig } from "../config/load.ts";
+import type { DeviceSpec } from "../hardware/device.ts";
+import type { YamlSource } from "../config/source.ts";
+import { buildPlan } from "./plan.ts";
+import type { SimulationPlan } from "./plan.ts";
+import type { Calibration } from "../config/calibrated.ts";
+import { simulate } from "../engine/simulator.ts";
+import type { SimulationOptions, SimulationResult } from "../engine/types.ts";
+import { summarize } from "../metrics/summary.ts";
+import type { GoodputSlos, Summary } from "../metrics/summary.ts";
+import { paramCounts } from "../model/model_spec.ts";
+import { kvStarvedLine, overloadSummary } from "../metrics/diagnostics.ts";
+import { poolStats } from "../metrics/groups.ts";
+import { TimeSeriesCollector } from "../metrics/timeseries.ts";
+import type { TimeSeries } from "../metrics/timeseries.ts";
+import type { PoolStats } from "../metrics/groups.ts";
+import { describeLength } from "../workload/lengths.ts";
 
 /** What a run produced. */
 export interface RunOutput {
@@ -74,7 +74,7 @@ export interface RunOptions extends SimulationOptions {
  *
  * @example Run two in-memory files
  * ```ts
- * import { runFiles } from "../mod.ts";
+ * import { runFiles } from "../../mod.ts";
  * import assert from "node:assert/strict";
  *
  * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
@@ -101,7 +101,7 @@ export function runFiles(instancePaths: readonly string[], commonPath: string, o
  *
  * @example Run parsed sources
  * ```ts
- * import { runSources, YamlSource } from "../mod.ts";
+ * import { runSources, YamlSource } from "../../mod.ts";
  * import assert from "node:assert/strict";
  *
  * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
@@ -128,7 +128,7 @@ const CDF_POINTS = 101;
  *
  * @example One loaded configuration, two seeds
  * ```ts
- * import { loadConfig, runLoaded } from "../mod.ts";
+ * import { loadConfig, runLoaded } from "../../mod.ts";
  * import assert from "node:assert/strict";
  *
  * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
@@ -197,7 +197,7 @@ function cacheNote(s: Summary): string {
  *
  * @example Say what a run simulated
  * ```ts
- * import { describeRun, runSources, YamlSource } from "../mod.ts";
+ * import { describeRun, runSources, YamlSource } from "../../mod.ts";
  * import assert from "node:assert/strict";
  *
  * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
@@ -251,7 +251,7 @@ function window(out: RunOutput): number {
  *
  * @example Requests served per group and per instance
  * ```ts
- * import { pools, runSources, YamlSource } from "../mod.ts";
+ * import { pools, runSources, YamlSource } from "../../mod.ts";
  * import assert from "node:assert/strict";
  *
  * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
@@ -274,7 +274,7 @@ export function pools(out: RunOutput): { groups: PoolStats[]; instances: PoolSta
  *
  * @example A run that kept up has nothing to diagnose
  * ```ts
- * import { diagnostics, runSources, YamlSource } from "../mod.ts";
+ * import { diagnostics, runSources, YamlSource } from "../../mod.ts";
  * import assert from "node:assert/strict";
  *
  * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +

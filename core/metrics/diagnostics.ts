@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Summary } from "../metrics/summary.ts";
+import type { Summary } from "./summary.ts";
 
 const secs = (x: number) => `${Number(x.toPrecision(3))} s`;
 const rate = (x: number) => `${x.toFixed(1)} req/s`;
