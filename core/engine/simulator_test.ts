@@ -357,7 +357,7 @@ Deno.test("a request that does not fit changes nothing: no cached block is evict
       ]),
       { kvBlocks: 6, maxTokens: 1000, prefixCaching: true },
     ),
-    { onStep: (s) => void kv.push(s.kvBlocks) },
+    { onStep: (s) => void kv.push(s.kvBlocks + s.cachedBlocks) },
   );
   const t = r.requests;
   assert.ok(t.firstToken[2] > t.finish[1], "C waits for B");

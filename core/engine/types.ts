@@ -133,8 +133,10 @@ export interface StepRecord {
   readonly prefillTokens: number;
   /** Decode tokens in the step. */
   readonly decodeTokens: number;
-  /** KV blocks in use during the step. */
+  /** KV blocks held by requests during the step (their own and the cached ones they reference). */
   readonly kvBlocks: number;
+  /** Cached KV blocks no request references during the step (reclaimable at once). */
+  readonly cachedBlocks: number;
   /**
    * KV blocks set aside for running and incoming requests and not yet taken
    * (guaranteed_no_evict; 0 under greedy). Never negative; with the blocks

@@ -109,10 +109,14 @@ export interface GoodputStats {
 export interface Headroom {
   /** Mean sequences in a batch / max_num_seqs (idle time counts as empty). */
   readonly batchOccupancy: number;
-  /** Mean KV blocks held by requests / KV blocks (cached, unreferenced blocks are free). */
+  /** Mean KV blocks held by requests or set aside for them / KV blocks (cached, unreferenced blocks are free). */
   readonly kvOccupancy: number;
-  /** Most KV blocks in use at once / KV blocks, the fullest engine. */
+  /** Most KV blocks held by requests or set aside for them at once / KV blocks, the fullest engine. */
   readonly kvOccupancyPeak: number;
+  /** Mean cached KV blocks no request references (reclaimable at once) / KV blocks. */
+  readonly kvCached: number;
+  /** Share of the time the engines had a step running (wall time with a step / engines × window). */
+  readonly busyFraction: number;
   /** Model FLOPs / peak FLOPs of all devices (NaN when the cost model does not count FLOPs). */
   readonly mfu: number;
   /** HBM bytes moved / peak bandwidth of all devices (NaN when not counted). */
@@ -241,10 +245,13 @@ function headroom(engines: readonly EngineStats[], t: RequestTable, endTime: num
  */
 export function poolHeadroom(engines: readonly EngineStats[], window: number): Headroom {
   let seq = 0, seqCap = 0, kv = 0, kvCap = 0, peak = 0, flops = 0, flopCap = 0, bytes = 0, byteCap = 0;
+  let cached = 0, busy = 0;
   for (const e of engines) {
     seq += e.seqTime;
     seqCap += e.maxSeqs * window;
     kv += e.kvTime;
+    cached += e.kvCachedTime;
+    busy += e.busy;
     kvCap += e.kvBlocks * window;
     if (e.kvBlocks > 0 && e.peakKvBlocks / e.kvBlocks > peak) peak = e.peakKvBlocks / e.kvBlocks;
     flops += e.flops;
@@ -257,6 +264,8 @@ export function poolHeadroom(engines: readonly EngineStats[], window: number): H
     batchOccupancy: ratio(seq, seqCap),
     kvOccupancy: ratio(kv, kvCap),
     kvOccupancyPeak: peak,
+    kvCached: ratio(cached, kvCap),
+    busyFraction: ratio(busy, engines.length * window),
     mfu: flopCap > 0 ? flops / flopCap : NaN,
     mbu: byteCap > 0 ? bytes / byteCap : NaN,
   };

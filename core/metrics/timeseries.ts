@@ -176,7 +176,8 @@ export class TimeSeriesCollector {
     const g = this.#groups[this.#engineGroup[s.engine]];
     this.#spread(g.running, s.start, end, s.seqs);
     this.#spread(g.waiting, s.start, end, s.waiting);
-    this.#spread(g.kv, s.start, end, s.kvBlocks);
+    // KV occupancy as the summary counts it: held by requests or set aside for them.
+    this.#spread(g.kv, s.start, end, s.kvBlocks + s.reservedBlocks);
     const b = Math.floor(s.start / this.#width);
     g.steps[b]++;
     g.seqs[b] += s.seqs;

@@ -28,7 +28,15 @@ export interface MetricRow {
 }
 
 const LOAD_KEYS = ["offered_rate", "achieved_rate", "queue_growth"];
-const HEADROOM_KEYS = ["batch_occupancy", "kv_occupancy", "kv_occupancy_peak", "mfu", "mbu"];
+const HEADROOM_KEYS = [
+  "batch_occupancy",
+  "kv_occupancy",
+  "kv_occupancy_peak",
+  "kv_cached",
+  "busy_fraction",
+  "mfu",
+  "mbu",
+];
 const GROUP_KEYS = ["mean_batch", "peak_batch", "preemptions", "kv_occupancy", "mfu", "mbu", "requests_served"];
 const betterOf = (name: string) => resolveMetric(name)?.better ?? "none";
 

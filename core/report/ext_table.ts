@@ -68,6 +68,8 @@ export function formatExtSection(s: Summary): string {
   lines.push(formatKeyValue("batch_occupancy", h.batchOccupancy));
   lines.push(formatKeyValue("kv_occupancy", h.kvOccupancy));
   lines.push(formatKeyValue("kv_occupancy_peak", h.kvOccupancyPeak));
+  lines.push(formatKeyValue("kv_cached", h.kvCached));
+  lines.push(formatKeyValue("busy_fraction", h.busyFraction));
   lines.push(formatKeyValue("mfu", h.mfu));
   lines.push(formatKeyValue("mbu", h.mbu));
   return lines.join("\n") + "\n";

@@ -86,6 +86,8 @@ export function summaryExtSections(s: Summary): JsonExtras {
       batch_occupancy: h.batchOccupancy,
       kv_occupancy: h.kvOccupancy,
       kv_occupancy_peak: h.kvOccupancyPeak,
+      kv_cached: h.kvCached,
+      busy_fraction: h.busyFraction,
       mfu: h.mfu,
       mbu: h.mbu,
     },

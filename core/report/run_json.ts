@@ -123,6 +123,8 @@ const poolJson = (p: PoolStats) => ({
   batch_occupancy: p.headroom.batchOccupancy,
   kv_occupancy: p.headroom.kvOccupancy,
   kv_occupancy_peak: p.headroom.kvOccupancyPeak,
+  kv_cached: p.headroom.kvCached,
+  busy_fraction: p.headroom.busyFraction,
   mfu: p.headroom.mfu,
   mbu: p.headroom.mbu,
   mean_batch: p.meanBatch,

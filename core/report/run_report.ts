@@ -80,7 +80,13 @@ export function summaryTables(doc: unknown, side?: "a" | "b"): string {
     ...intervalTable(doc, side),
     statTable(doc, "Latency tails, from send and from arrival (ext)", "ext_metric_summary", EXT_COLUMNS, side),
     keyTable(doc, "Load", "load", ["offered_rate", "achieved_rate", "queue_growth"], side),
-    keyTable(doc, "Headroom", "headroom", ["batch_occupancy", "kv_occupancy", "kv_occupancy_peak", "mfu", "mbu"], side),
+    keyTable(
+      doc,
+      "Headroom",
+      "headroom",
+      ["batch_occupancy", "kv_occupancy", "kv_occupancy_peak", "kv_cached", "busy_fraction", "mfu", "mbu"],
+      side,
+    ),
     table(
       "Instance groups",
       ["group", "role", ...GROUP_KEYS],

@@ -7,3 +7,4 @@
  */
 import "../report_browser_test.ts";
 import "../report_test.ts";
+import "../kv_occupancy_test.ts";
