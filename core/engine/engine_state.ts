@@ -6,7 +6,7 @@
  * @module
  */
 import type { BatchShape } from "../hardware/roofline.ts";
-import type { Admission } from "../policy/mod.ts";
+import type { Admission, Scheduler } from "../policy/mod.ts";
 import type { Deque } from "./deque.ts";
 import type { KvLedger } from "./kv_ledger.ts";
 import type { LazyDecode } from "./lazy_decode.ts";
@@ -20,6 +20,8 @@ export interface EngineState {
   readonly ledger: KvLedger;
   /** The lazily accounted cohort of decoders. */
   readonly lazy: LazyDecode;
+  /** Its scheduler, with the configuration's overrides. */
+  readonly scheduler: Scheduler;
   /** How requests are admitted (the scheduler's). */
   readonly admission: Admission;
   readonly waiting: Deque<Request>;

@@ -28,11 +28,14 @@ const ONLY: Record<Phase, number> = { prefill: PREFILL_ONLY, decode: DECODE_ONLY
 export class StepFormer implements StepBuilder {
   readonly maxTokens: number;
   readonly #e: EngineState;
+  /** The most prompt tokens of one request per step (Infinity: the budget alone). */
+  readonly #chunkCap: number;
 
   /** @param engine the engine whose steps this forms */
   constructor(engine: EngineState) {
     this.#e = engine;
     this.maxTokens = engine.spec.maxTokens;
+    this.#chunkCap = engine.spec.prefillChunkCap || Infinity;
   }
 
   /** Tokens scheduled so far in this step. */
@@ -114,7 +117,11 @@ export class StepFormer implements StepBuilder {
       const decoding = r.generated > 0 && left === 1;
       if ((decoding ? DECODE_ONLY : PREFILL_ONLY) & ~only) continue;
       // A decode step verifies up to `draftTokens` MTP drafts beside the last token.
-      const want = decoding && drafts > 0 ? 1 + Math.min(drafts, r.output - r.generated - 1) : left;
+      const want = decoding
+        ? (drafts > 0 ? 1 + Math.min(drafts, r.output - r.generated - 1) : left)
+        : left < this.#chunkCap
+        ? left
+        : this.#chunkCap;
       const n = want < budget ? want : budget;
       // Most steps stay inside the request's last block: no division then.
       if (r.computed + n > r.blocks * bs) {
@@ -147,6 +154,8 @@ export class StepFormer implements StepBuilder {
     const run = e.running;
     const ledger = e.ledger;
     const cache = ledger.cache;
+    // Passed over (chunked prefill off, too long for the budget left), to go back to the queue's head in order.
+    let skipped: Request[] | undefined;
     while (budget > 0 && run.length < s.maxSeqs) {
       const r = e.waiting.peek();
       if (!r) break;
@@ -175,7 +184,8 @@ export class StepFormer implements StepBuilder {
       // of a prefill batch over its budget; waiting for a budget it can
       // never get would stall the engine.
       const alone = !s.chunkedPrefill && remaining > s.maxTokens && e.shape.tokens === 0;
-      const n = alone ? remaining : Math.min(remaining, budget);
+      const cap = remaining < this.#chunkCap ? remaining : this.#chunkCap;
+      const n = alone ? remaining : Math.min(cap, budget);
       const need = Math.ceil((past + n) / bs) - hit;
       // The admission policy decides what is set aside beside the chunk
       // (GUARANTEED_NO_EVICT: every block the request will hold here); hit
@@ -184,7 +194,12 @@ export class StepFormer implements StepBuilder {
       // It fits in the free blocks nobody set aside plus the unreferenced cached blocks but its own hits, as
       // vLLM's allocate_slots counts them. One that does not fit changes nothing (vLLM returns before touching
       // the cache): no block is evicted for it and its hits keep their place in the LRU.
-      const fits = (s.chunkedPrefill || n === remaining) && full <= ledger.available - hitFree;
+      const whole = s.chunkedPrefill || n === remaining;
+      if (!whole && e.scheduler.skipOversized) {
+        (skipped ??= []).push(e.waiting.shift()!);
+        continue;
+      }
+      const fits = whole && full <= ledger.available - hitFree;
       if (!fits) break;
       const keys = r.cacheKeys;
       if (cache && keys) { for (let j = 0; j < hit; j++) cache.acquire(keys[j]); }
@@ -204,5 +219,6 @@ export class StepFormer implements StepBuilder {
       this.take(r, n, e.shape);
       budget -= n;
     }
+    if (skipped) { for (let i = skipped.length - 1; i >= 0; i--) e.waiting.pushFront(skipped[i]); }
   }
 }

@@ -82,6 +82,12 @@ export interface EngineSpec {
    * server, tokenization, hand-off between processes). Optional: 0.
    */
   readonly requestDelay?: number;
+  /**
+   * The most prompt tokens one request computes in one step, when set
+   * (vLLM's `long_prefill_token_threshold`; 0 or absent: no cap beyond the
+   * budget). Optional.
+   */
+  readonly prefillChunkCap?: number;
   /** MTP draft tokens verified per decode step (0 = no speculation). */
   readonly draftTokens: number;
   /** Probability that a draft is accepted given its predecessors were. */

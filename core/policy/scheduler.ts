@@ -65,6 +65,13 @@ export interface Scheduler {
   readonly victim: VictimRule;
   /** What a preempted request loses. */
   readonly preemption: PreemptionMode;
+  /**
+   * With chunked prefill off, whether a waiting prompt longer than the
+   * step's remaining budget is passed over for later ones that fit (it
+   * keeps its place at the head of the queue), rather than stopping
+   * admission for the step (head-of-line).
+   */
+  readonly skipOversized: boolean;
 }
 
 /**

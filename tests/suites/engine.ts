@@ -8,6 +8,7 @@
  */
 import "../determinism_test.ts";
 import "../engine_audit_test.ts";
+import "../conformance_test.ts";
 import "../engine_profile_test.ts";
 import "../golden_test.ts";
 import "../invariants_test.ts";

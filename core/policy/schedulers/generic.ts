@@ -20,4 +20,5 @@ export const genericScheduler: Scheduler = {
   admission: greedyAdmission,
   victim: "newest",
   preemption: "recompute",
+  skipOversized: false,
 };

@@ -21,4 +21,5 @@ export const mindieScheduler: Scheduler = {
   admission: noEvictAdmission,
   victim: "newest",
   preemption: "recompute",
+  skipOversized: false,
 };

@@ -34,4 +34,5 @@ export const sglangScheduler: Scheduler = {
   admission: conservativeAdmission,
   victim: "newest",
   preemption: "recompute",
+  skipOversized: false,
 };

@@ -30,6 +30,7 @@ export const trtllmNoEvictScheduler: Scheduler = {
   admission: noEvictAdmission,
   victim: "newest",
   preemption: "recompute",
+  skipOversized: false,
 };
 
 /** TensorRT-LLM with `CapacitySchedulerPolicy.MAX_UTILIZATION`. */
@@ -40,4 +41,5 @@ export const trtllmMaxUtilizationScheduler: Scheduler = {
   admission: greedyAdmission,
   victim: "newest",
   preemption: "recompute",
+  skipOversized: false,
 };

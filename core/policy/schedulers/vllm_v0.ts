@@ -31,4 +31,5 @@ export const vllmV0Scheduler: Scheduler = {
   admission: greedyAdmission,
   victim: "newest",
   preemption: "recompute",
+  skipOversized: false,
 };
