@@ -12,22 +12,19 @@ import type { LinearQuant } from "../hardware/quant.ts";
 import { planMemory } from "../hardware/memory.ts";
 import type { MemoryPlan } from "../hardware/memory.ts";
 import { RooflineCostModel } from "../hardware/roofline.ts";
-import { KernelTables } from "../hardware/kernel_tables.ts";
-import { DEVICE_CATALOG } from "../hardware/devices.ts";
 import { decodeBatch } from "../hardware/batch.ts";
 import type { EngineLayout } from "../hardware/layout.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import type { ModelSpec } from "../model/model_spec.ts";
 import type { EngineSpec, SimulationInput } from "../engine/types.ts";
 import { unservableReason } from "../engine/unservable.ts";
-import type { AdmissionName, SchedulerName } from "../policy/mod.ts";
-import type { HostFamily } from "../config/calibrated.ts";
 import type { LoadedConfig, LoadedGroup } from "../config/load.ts";
 import { showLimit } from "../config/errors.ts";
 import { workloadOf } from "./workload.ts";
 import { resolveLayout } from "../config/layout.ts";
-import { applyProfile, calibration, hasConstant, hostOf, isRocm, versionBefore } from "../config/engine_profiles.ts";
+import { calibration } from "../config/engine_profiles.ts";
 import type { HostModel, ProfiledServing } from "../config/engine_profiles.ts";
+import { resolveEngine } from "./engine_channel.ts";
 import type { Calibration } from "../config/calibrated.ts";
 
 /**
@@ -137,77 +134,6 @@ function layoutOf(g: LoadedGroup, model: ModelSpec, notices: string[]): { layout
   return { layout: r.layout, dp: r.dp };
 }
 
-/** Early-2025 ROCm builds, before AMD's AITER kernels: vLLM before 0.8, SGLang before 0.4.5. */
-function earlyRocm(p: ProfiledServing, deviceName: string): boolean {
-  const r = p.profile?.resolved;
-  if (!r || !isRocm(deviceName) || r.version === undefined) return false;
-  const since = r.record.engine === "vllm" ? "0.8" : r.record.engine === "sglang" ? "0.4.5" : undefined;
-  return since !== undefined && versionBefore(r.version, since);
-}
-
-/**
- * The device a group runs on with the calibrated constants applied, and
- * its engine's host model. A catalog device takes the fitted HBM
- * efficiency, the host costs of its engine build
- * (without an engine, the generic path keeps the catalog's), and on the ROCm
- * builds of early 2025 their MoE and MLA kernel efficiencies. A device file
- * is taken as it is (its host costs are the user's own, such as
- * `deno task calibrate` writes); its engine still launches and overlaps as
- * its profile says.
- */
-function calibrated(
-  d: DeviceSpec,
-  p: ProfiledServing,
-  c: Calibration,
-): { device: DeviceSpec; host?: HostModel } {
-  const resolved = p.profile?.resolved;
-  const host = resolved && hostOf(resolved, d.name, c);
-  if (!Object.hasOwn(DEVICE_CATALOG, d.name) || DEVICE_CATALOG[d.name] !== d) {
-    return { device: d, ...(host ? { host } : {}) };
-  }
-  const hbm = `${d.name}.hbm_efficiency`;
-  const rocm = earlyRocm(p, d.name);
-  // Ascend 910B/910C dies (Atlas 800 A2, A3) under an engine; the generic path keeps upstream's profile.
-  const ascend = host !== undefined && /^ATLAS_800_A[23]_/.test(d.name);
-  const efficiency = {
-    ...d.efficiency,
-    ...(hasConstant(hbm) ? { memory: c.get(hbm) } : {}),
-    ...(ascend
-      ? {
-        memory: c.get("ascend_910.hbm_efficiency"),
-        matmul: c.get("ascend_910.matmul_efficiency"),
-        matmulLowPrecision: c.get("ascend_910.matmul_efficiency"),
-        attention: c.get("ascend_910.matmul_efficiency"),
-      }
-      : {}),
-    ...(rocm
-      ? {
-        moeMemory: c.get("rocm-2025q1.moe_hbm_efficiency"),
-        mlaDecodeMemory: c.get("rocm-2025q1.mla_decode_hbm_efficiency"),
-      }
-      : {}),
-  };
-  const device: DeviceSpec = {
-    ...d,
-    efficiency,
-    ...(host
-      ? {
-        stepOverhead: host.stepUs * 1e-6,
-        seqOverhead: host.seqUs * 1e-6,
-        requestOverhead: host.requestUs * 1e-6,
-        provenance: `${d.provenance}; ${host.source}`,
-      }
-      : {}),
-  };
-  return { device, ...(host ? { host } : {}) };
-}
-
-/** The measured kernel tables of a group's engine on its device, when its profile names some and the GPU has them. */
-function kernelTablesOf(p: ProfiledServing, device: string): KernelTables | undefined {
-  const engine = p.profile?.resolved.record.kernels;
-  return engine ? KernelTables.of(device, engine) : undefined;
-}
-
 /**
  * Resolves a loaded configuration into engines.
  *
@@ -266,14 +192,12 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
         `${engineCount} engines in all (instances × dp_size) exceed limits.max_engines (${limit}); ${raise}`,
       );
     }
-    const profiled = applyProfile(sc, written, {
-      deviceName: g.device.name,
-      memoryBytes: g.device.memoryBytes,
+    const engine = resolveEngine(g, sc, written, {
       tp: layout.tp,
       mla: model.mla !== undefined,
       ...(model.maxPositions ? { maxModelLen: model.maxPositions } : {}),
-    });
-    const { device, host } = calibrated(g.device, profiled, options.calibration ?? calibration());
+    }, options.calibration ?? calibration());
+    const { profiled, device, host } = engine;
     const notice = profiled.profile?.resolved.notice;
     if (notice && !notices.includes(notice)) notices.push(notice);
     const gs = profiled.serving;
@@ -290,8 +214,8 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       host2deviceBandwidth: mc.enable_preprocessing_modeling ? comm.host2device_bandwidth * comm.host2device_rate : 0,
       blockSize: gs.block_size,
       draftTokens: mc.num_mtp_tokens,
-      kernelTables: kernelTablesOf(profiled, device.name),
-      graphSizes: host?.launch === "graphs" ? profiled.profile?.resolved.record.graphSizes : undefined,
+      kernelTables: engine.kernelTables,
+      graphSizes: engine.graphSizes,
       ...(host
         ? {
           launch: {
@@ -396,9 +320,9 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
           draftTokens: mc.num_mtp_tokens,
           draftAcceptance: mc.mtp_acceptance_rate,
           admission: gs.admission_policy,
-          scheduler: schedulerOf(profiled.profile?.resolved.record.family, gs.admission_policy),
+          scheduler: engine.scheduler,
           schedulerSteps: gs.num_scheduler_steps,
-          requestDelay: gs.api_server ? Math.round((device.requestOverhead ?? 0) * 1e6) : 0,
+          requestDelay: engine.requestDelay,
           maxModelLen: model.maxPositions,
         });
       }
@@ -420,25 +344,4 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
     workload: workloadOf(cfg.commonSource, lg, sc.max_concurrency, options.seed, cfg.trace, limits),
   };
   return { input, model, groups, notices, config: cfg };
-}
-
-/**
- * The scheduler of an engine family (core/policy/schedulers/); the generic
- * one without an engine. TensorRT-LLM's capacity policy follows the
- * admission the configuration asks for: greedy admission is its
- * MAX_UTILIZATION, anything else its default GUARANTEED_NO_EVICT.
- */
-function schedulerOf(family: HostFamily | undefined, admission: AdmissionName): SchedulerName {
-  switch (family) {
-    case undefined:
-      return "generic";
-    case "vllm-v0":
-      return "vllm_v0";
-    case "vllm-v1":
-      return "vllm_v1";
-    case "trtllm":
-      return admission === "greedy" ? "trtllm_max_utilization" : "trtllm_guaranteed_no_evict";
-    default:
-      return family;
-  }
 }

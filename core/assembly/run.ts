@@ -147,7 +147,9 @@ const CDF_POINTS = 101;
  */
 export function runLoaded(loaded: LoadedConfig, options: RunOptions = {}): RunOutput {
   const device = options.device;
-  const cfg = device ? { ...loaded, groups: loaded.groups.map((g) => ({ ...g, device })) } : loaded;
+  const cfg = device
+    ? { ...loaded, groups: loaded.groups.map((g) => ({ ...g, device, deviceOrigin: "given" as const })) }
+    : loaded;
   const plan = buildPlan(cfg, {
     seed: options.seed,
     ...(options.calibration ? { calibration: options.calibration } : {}),

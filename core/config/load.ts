@@ -293,6 +293,13 @@ export interface LoadedGroup {
   readonly path: readonly PathPart[];
   /** The resolved accelerator. */
   readonly device: DeviceSpec;
+  /**
+   * Where it came from: the `catalog` (it takes the calibrated constants and
+   * its engine's host costs), a device `file` (taken as it is: its constants
+   * are the user's own), or `given` by the caller (a calibration's trial
+   * device, taken as it is).
+   */
+  readonly deviceOrigin: "catalog" | "file" | "given";
 }
 
 /** The validated input of one run. */
@@ -459,7 +466,9 @@ export function loadConfigSources(
     const file = validate(src, InstanceFileSchema);
     file.instance_groups.forEach((config, i) => {
       const path = ["instance_groups", i];
-      groups.push({ config, source: src, path, device: resolveDevice(config, src, path, fs) });
+      const device = resolveDevice(config, src, path, fs);
+      const deviceOrigin = Object.hasOwn(DEVICE_CATALOG, config.device_type) ? "catalog" : "file";
+      groups.push({ config, source: src, path, device, deviceOrigin });
     });
   }
   const common = validate(commonSource, CommonFileSchema);
