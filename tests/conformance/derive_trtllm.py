@@ -18,9 +18,6 @@ Usage: python derive_trtllm.py [--check] [FILE...]
 """
 from __future__ import annotations
 
-import argparse
-import json
-import math
 import os
 import sys
 
@@ -253,29 +250,8 @@ class Model:
 
 def main() -> int:
     sys.path.insert(0, HERE)
-    from record_vllm_v1 import dump
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true")
-    ap.add_argument("files", nargs="*")
-    args = ap.parse_args()
-    files = args.files or sorted(os.path.join(FAMILY_DIR, f) for f in os.listdir(FAMILY_DIR) if f.endswith(".json"))
-    bad = 0
-    for path in files:
-        with open(path) as fh:
-            stream = json.load(fh)
-        steps = Model(stream["settings"]).run(stream)
-        if args.check:
-            if steps != stream.get("steps"):
-                bad += 1
-                print(f"DIFFERS: {path}")
-            continue
-        stream["steps"] = steps
-        with open(path, "w") as fh:
-            fh.write(dump(stream))
-        print(f"derived: {os.path.basename(path)} ({len(steps)} steps)")
-    if args.check:
-        print(f"{len(files) - bad} passed, {bad} failed")
-    return 1 if bad else 0
+    from _streams import derive_main
+    return derive_main(__doc__, FAMILY_DIR, lambda stream: Model(stream["settings"]).run(stream))
 
 
 if __name__ == "__main__":
