@@ -29,7 +29,8 @@ interface Stream {
   readonly description: string;
   readonly settings: Record<string, unknown>;
   readonly requests: readonly StreamRequest[];
-  readonly steps: readonly ExpectedStep[];
+  /** What the engine decided at each step (fields by family: tests/conformance/README.md). */
+  readonly steps: readonly ({ step: number } & Record<string, unknown>)[];
 }
 
 /** A request of a stream: its prompt may start with `shared_prefix` tokens common to its `prefix_group`. */
@@ -49,42 +50,126 @@ function prefixOf(q: StreamRequest): PrefixIds | undefined {
   return { ids: Array.from({ length: q.shared_prefix }, (_, j) => group * 10_000 + j), blockTokens: 1 };
 }
 
-/** What an engine decided in one step. */
-interface ExpectedStep {
+/** What our engine did in one step of a replay, in every family's terms. */
+interface ReplayStep {
   readonly step: number;
+  /** Tokens each request was given. */
   readonly scheduled: Record<string, number>;
-  readonly admitted: readonly string[];
-  readonly resumed?: readonly string[];
-  readonly preempted?: readonly string[];
-  readonly finished: readonly string[];
-  readonly running: readonly string[];
-  readonly waiting: readonly string[];
-  readonly free_blocks?: number;
+  /** Requests given prefill (context) tokens, and decode (generation) tokens, sorted. */
+  readonly context: string[];
+  readonly generation: string[];
+  readonly admitted: string[];
+  readonly resumed: string[];
+  /** Preempted (paused, retracted) in the step, sorted. */
+  readonly preempted: string[];
+  readonly finished: string[];
+  readonly running: string[];
+  readonly waiting: string[];
+  /** Arrived and not finished, in arrival order (TensorRT-LLM's active list). */
+  readonly active: string[];
+  /** Free blocks, not counting cached ones no request references. */
+  readonly freeBlocks: number;
+  /** Free blocks counting them (vLLM's free queue holds them). */
+  readonly freeOrCached: number;
 }
 
-/** What a family's stream settings mean for our engine. */
-const SPEC_OF: Record<string, (s: Record<string, unknown>) => Partial<EngineSpec>> = {
-  vllm_v1: (s) => ({
-    scheduler: "vllm_v1" as SchedulerName,
-    blockSize: s.block_size as number,
-    kvBlocks: s.usable_kv_blocks as number,
-    maxTokens: s.max_num_batched_tokens as number,
-    maxSeqs: s.max_num_seqs as number,
-    chunkedPrefill: s.chunked_prefill as boolean,
-    prefixCaching: s.prefix_caching as boolean,
-    maxModelLen: s.max_model_len as number,
-    prefillChunkCap: s.long_prefill_token_threshold as number,
-    mixPrefillDecode: true,
-    admission: "greedy",
-  }),
+/** How a family's streams map onto the engine: its settings, and the step fields compared. */
+interface Family {
+  spec(s: Record<string, unknown>): Partial<EngineSpec>;
+  /** Our step, as the stream's steps are written. */
+  ours(x: ReplayStep): Record<string, unknown>;
+  /** The stream's step, with the fields compared (sets sorted). */
+  theirs(x: Record<string, unknown>): Record<string, unknown>;
+}
+
+const sorted = (x: unknown) => [...(x as string[] ?? [])].sort();
+
+/** The families checked here. */
+const FAMILIES: Record<string, Family> = {
+  vllm_v1: {
+    spec: (s) => ({
+      scheduler: "vllm_v1" as SchedulerName,
+      blockSize: s.block_size as number,
+      kvBlocks: s.usable_kv_blocks as number,
+      maxTokens: s.max_num_batched_tokens as number,
+      maxSeqs: s.max_num_seqs as number,
+      chunkedPrefill: s.chunked_prefill as boolean,
+      prefixCaching: s.prefix_caching as boolean,
+      maxModelLen: s.max_model_len as number,
+      prefillChunkCap: s.long_prefill_token_threshold as number,
+      mixPrefillDecode: true,
+      admission: "greedy",
+    }),
+    ours: (x) => ({
+      step: x.step,
+      scheduled: x.scheduled,
+      admitted: x.admitted,
+      resumed: x.resumed,
+      // As a set: their order shows in the waiting queue's (each goes back to its front), compared exactly.
+      preempted: x.preempted,
+      finished: x.finished,
+      running: x.running,
+      waiting: x.waiting,
+      free_blocks: x.freeOrCached,
+    }),
+    theirs: (x) => ({
+      step: x.step,
+      scheduled: x.scheduled,
+      admitted: x.admitted,
+      resumed: x.resumed ?? [],
+      preempted: sorted(x.preempted),
+      finished: x.finished,
+      running: x.running,
+      waiting: x.waiting,
+      free_blocks: x.free_blocks,
+    }),
+  },
+  trtllm: {
+    spec: (s) => {
+      const maxUtil = s.capacity_scheduler_policy === "MAX_UTILIZATION";
+      return {
+        scheduler: (maxUtil ? "trtllm_max_utilization" : "trtllm_guaranteed_no_evict") as SchedulerName,
+        blockSize: s.tokens_per_block as number,
+        kvBlocks: s.num_kv_blocks as number,
+        maxTokens: s.max_num_tokens as number,
+        maxSeqs: s.max_batch_size as number,
+        chunkedPrefill: s.enable_chunked_prefill as boolean,
+        prefixCaching: false,
+        mixPrefillDecode: true,
+        admission: maxUtil ? "greedy" : "guaranteed_no_evict",
+      };
+    },
+    ours: (x) => ({
+      step: x.step,
+      scheduled: x.scheduled,
+      context: x.context,
+      generation: x.generation,
+      admitted: x.admitted,
+      resumed: x.resumed,
+      paused: x.preempted,
+      finished: x.finished,
+      active: x.active,
+      free_blocks: x.freeBlocks,
+    }),
+    theirs: (x) => ({
+      step: x.step,
+      scheduled: x.scheduled,
+      context: sorted(x.context),
+      generation: sorted(x.generation),
+      admitted: x.admitted,
+      resumed: x.resumed ?? [],
+      paused: sorted(x.paused),
+      finished: x.finished,
+      active: x.active,
+      free_blocks: x.free_blocks,
+    }),
+  },
 };
 
 /** Families whose scheduler does not follow its engine on every stream yet, and what differs. */
 const PENDING: Record<string, string> = {
   sglang:
     "SGLang stops admitting after one refusal until a request leaves (batch_is_full); its PrefillAdder (a new request needs its whole prompt and clipped output free, running ones reserve their rest at new_token_ratio), the ratio's decay and reset, retraction of the fewest-output request to the back of the queue: the simulator's conservative admission reserves 0.7 of each request's rest at admission and preempts the newest",
-  trtllm:
-    "TensorRT-LLM reserves prompt + max_new_tokens (one token more than the KV holds), ends a micro-batch at the first prompt over max_num_tokens, rounds context chunks down to whole blocks, and MAX_UTILIZATION pauses the last started request with its generated tokens folded into its prompt: the simulator reserves prompt + output − 1, keeps admitting past a prompt that does not fit, and has no block-rounded chunks",
 };
 
 function streams(family: string): Stream[] {
@@ -93,16 +178,16 @@ function streams(family: string): Stream[] {
     .map((n) => JSON.parse(Deno.readTextFileSync(`${dir}/${n}`)) as Stream);
 }
 
-/** Replays `s` through our engine: each step's decisions, in the stream's terms. */
-function replay(s: Stream): ExpectedStep[] {
+/** Replays `s` through our engine: what it did at each step. */
+function replay(s: Stream, family: Family): ReplayStep[] {
   // Every request accounted at every step (no lazy cohort): each one's tokens of the step are visible.
-  const e = new Engine(0, engineSpec({ ...SPEC_OF[s.family](s.settings), cost: { stepTime: () => 1e-3 } }), Infinity);
+  const e = new Engine(0, engineSpec({ ...family.spec(s.settings), cost: { stepTime: () => 1e-3 } }), Infinity);
   const reqs = s.requests.map((q, i) =>
     new Request(i, q.prompt_tokens, q.output_tokens, q.arrival_step * 1000, prefixOf(q))
   );
   const name = (r: Request) => s.requests[r.id].id;
   const seen = new Set<number>();
-  const out: ExpectedStep[] = [];
+  const out: ReplayStep[] = [];
   const last = Math.max(...s.steps.map((x) => x.step));
   for (let k = 0; k <= last; k++) {
     for (const r of reqs) if (s.requests[r.id].arrival_step === k) e.enqueue(r);
@@ -110,7 +195,13 @@ function replay(s: Stream): ExpectedStep[] {
     const wasRunning = new Set(e.running.map((r) => r.id));
     e.schedule();
     const scheduled: Record<string, number> = {};
-    for (const r of e.running) if (r.scheduled > 0) scheduled[name(r)] = r.scheduled;
+    const context: string[] = [];
+    const generation: string[] = [];
+    for (const r of e.running) {
+      if (r.scheduled === 0) continue;
+      scheduled[name(r)] = r.scheduled;
+      (r.generated > 0 && r.computed === r.input + r.generated - 1 ? generation : context).push(name(r));
+    }
     const admitted: string[] = [];
     const resumed: string[] = [];
     for (const r of e.running) {
@@ -118,20 +209,23 @@ function replay(s: Stream): ExpectedStep[] {
       (seen.has(r.id) ? resumed : admitted).push(name(r));
       seen.add(r.id);
     }
-    const preempted = reqs.filter((r) => r.preemptions > before.get(r.id)!).map(name);
+    const preempted = reqs.filter((r) => r.preemptions > before.get(r.id)!).map(name).sort();
     e.account(1000);
     const finished = e.completeStep((k + 1) * 1000).map(name);
     out.push({
       step: k,
       scheduled,
+      context: context.sort(),
+      generation: generation.sort(),
       admitted,
       resumed,
       preempted,
       finished,
       running: e.running.map(name),
       waiting: [...iterate(e)].map(name),
-      // As vLLM counts them: cached blocks no request references are in its free queue.
-      free_blocks: e.ledger.pool.free + e.ledger.cachedEvictable,
+      active: reqs.filter((r) => s.requests[r.id].arrival_step <= k && r.finish < 0).map(name),
+      freeBlocks: e.ledger.pool.free,
+      freeOrCached: e.ledger.pool.free + e.ledger.cachedEvictable,
     });
   }
   return out;
@@ -145,28 +239,13 @@ function* iterate(e: Engine): Generator<Request> {
   yield* copy;
 }
 
-/** The fields a step is compared on (those the stream's family records). */
-function comparable(x: ExpectedStep): Record<string, unknown> {
-  return {
-    step: x.step,
-    scheduled: x.scheduled,
-    admitted: x.admitted,
-    resumed: x.resumed ?? [],
-    // As a set: their order shows in the waiting queue's (each goes back to its front), compared exactly.
-    preempted: [...x.preempted ?? []].sort(),
-    finished: x.finished,
-    running: x.running,
-    waiting: x.waiting,
-    free_blocks: x.free_blocks,
-  };
-}
-
-for (const family of Object.keys(SPEC_OF)) {
-  for (const s of streams(family)) {
-    Deno.test(`${family} scheduler follows the engine's own decisions on ${s.name}`, () => {
-      const got = replay(s);
+for (const [name, family] of Object.entries(FAMILIES)) {
+  for (const s of streams(name)) {
+    Deno.test(`${name} scheduler follows the engine's own decisions on ${s.name}`, () => {
+      const got = replay(s, family);
       for (const [i, want] of s.steps.entries()) {
-        assert.deepEqual(comparable(got[i]), comparable(want), `${s.name} step ${want.step}: ${s.description}`);
+        const theirs = family.theirs(want);
+        assert.deepEqual(family.ours(got[i]), theirs, `${s.name} step ${want.step}: ${s.description}`);
       }
     });
   }
@@ -177,7 +256,7 @@ Deno.test("conformance streams: at least 10 per engine family, each recorded or 
   for (const f of families) {
     const list = streams(f);
     assert.ok(list.length >= 10, `${f}: ${list.length} streams`);
-    assert.ok(Object.hasOwn(SPEC_OF, f) || Object.hasOwn(PENDING, f), `${f}: neither checked nor pending`);
+    assert.ok(Object.hasOwn(FAMILIES, f) || Object.hasOwn(PENDING, f), `${f}: neither checked nor pending`);
   }
-  for (const f of Object.keys(PENDING)) assert.ok(!Object.hasOwn(SPEC_OF, f), `${f} is checked: drop it from PENDING`);
+  for (const f of Object.keys(PENDING)) assert.ok(!Object.hasOwn(FAMILIES, f), `${f} is checked: drop it from PENDING`);
 });

@@ -150,7 +150,8 @@ export class Engine implements EngineLoad, EngineState {
    * last.
    */
   kvTokens(input: number, output: number): number {
-    return this.spec.role === "prefill" ? input : input + output - 1;
+    // A scheduler that reserves the last token too (TensorRT-LLM) counts one more.
+    return this.spec.role === "prefill" ? input : input + output - (this.scheduler.reservesLastToken ? 0 : 1);
   }
 
   /**

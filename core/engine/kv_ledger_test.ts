@@ -47,3 +47,17 @@ Deno.test("a run with no preemption and mean KV use under 20% never reports a pe
     { seed: 26, numRuns: 150 },
   );
 });
+
+Deno.test("a TensorRT-LLM engine reserves the last token too: a request one token short of fitting is unservable, never stuck", () => {
+  // 16 in + 1 out: 16 tokens of KV (1 block of 16) elsewhere, but GUARANTEED_NO_EVICT reserves 17 (2 blocks).
+  const run = (scheduler: SchedulerName) =>
+    simulate(input(
+      { numRequests: 1, inputTokens: 16, outputTokens: 1 },
+      { kvBlocks: 1, scheduler, admission: "guaranteed_no_evict" },
+    ));
+  assert.equal(run("mindie").engines[0].served, 1);
+  const trt = run("trtllm_guaranteed_no_evict");
+  assert.equal(trt.engines[0].served, 0);
+  assert.deepEqual([...trt.unservable.values()], [1]);
+  assert.match([...trt.unservable.keys()][0], /exceeds the KV cache of an engine/);
+});

@@ -30,12 +30,15 @@ export class StepFormer implements StepBuilder {
   readonly #e: EngineState;
   /** The most prompt tokens of one request per step (Infinity: the budget alone). */
   readonly #chunkCap: number;
+  /** Whether a prompt chunk cut short by the budget is rounded down to whole blocks. */
+  readonly #inBlocks: boolean;
 
   /** @param engine the engine whose steps this forms */
   constructor(engine: EngineState) {
     this.#e = engine;
     this.maxTokens = engine.spec.maxTokens;
     this.#chunkCap = engine.spec.prefillChunkCap || Infinity;
+    this.#inBlocks = engine.scheduler.chunkInBlocks;
   }
 
   /** Tokens scheduled so far in this step. */
@@ -122,7 +125,12 @@ export class StepFormer implements StepBuilder {
         : left < this.#chunkCap
         ? left
         : this.#chunkCap;
-      const n = want < budget ? want : budget;
+      let n = want < budget ? want : budget;
+      if (n < want && !decoding && this.#inBlocks) {
+        // A prompt chunk cut short by the budget, in whole blocks (TensorRT-LLM); none: it waits for the next step.
+        n -= n % bs;
+        if (n === 0) continue;
+      }
       // Most steps stay inside the request's last block: no division then.
       if (r.computed + n > r.blocks * bs) {
         const grown = e.grow(r, Math.ceil((r.computed + n) / bs) - r.blocks);
@@ -185,7 +193,16 @@ export class StepFormer implements StepBuilder {
       // never get would stall the engine.
       const alone = !s.chunkedPrefill && remaining > s.maxTokens && e.shape.tokens === 0;
       const cap = remaining < this.#chunkCap ? remaining : this.#chunkCap;
-      const n = alone ? remaining : Math.min(cap, budget);
+      let n = alone ? remaining : Math.min(cap, budget);
+      if (n < remaining && s.chunkedPrefill && this.#inBlocks) {
+        // A first chunk cut short by the budget, in whole blocks (TensorRT-LLM); none: it waits, later prompts
+        // that fit whole may still go.
+        n -= n % bs;
+        if (n === 0) {
+          (skipped ??= []).push(e.waiting.shift()!);
+          continue;
+        }
+      }
       const need = Math.ceil((past + n) / bs) - hit;
       // The admission policy decides what is set aside beside the chunk
       // (GUARANTEED_NO_EVICT: every block the request will hold here); hit

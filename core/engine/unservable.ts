@@ -6,7 +6,19 @@
  *
  * @module
  */
+import { ADMISSION_POLICY, SCHEDULERS } from "../policy/mod.ts";
 import type { EngineSpec } from "./types.ts";
+
+/**
+ * Tokens of KV a request must be able to hold here: its prompt and every
+ * output token but the last, or all of them where admission sets aside a
+ * request's whole lifetime counting its last token (TensorRT-LLM's
+ * GUARANTEED_NO_EVICT): such a request is never admitted otherwise.
+ */
+function lifetimeTokens(s: EngineSpec, input: number, output: number): number {
+  const last = SCHEDULERS[s.scheduler ?? "generic"].reservesLastToken && !ADMISSION_POLICY[s.admission].preempts;
+  return input + output - (last ? 0 : 1);
+}
 
 /** Why a request can never complete on an engine. */
 export type Unservable = "context" | "kv" | "budget";
@@ -14,7 +26,7 @@ export type Unservable = "context" | "kv" | "budget";
 /** Why a request of `input` prompt and `output` generated tokens can never complete here, or undefined. */
 export function unservable(s: EngineSpec, input: number, output: number): Unservable | undefined {
   if (s.maxModelLen !== undefined && input + output > s.maxModelLen) return "context";
-  if (Math.ceil((input + output - 1) / s.blockSize) > s.kvBlocks) return "kv";
+  if (Math.ceil(lifetimeTokens(s, input, output) / s.blockSize) > s.kvBlocks) return "kv";
   if (!s.chunkedPrefill && input > s.maxTokens) return "budget";
   return undefined;
 }
@@ -29,8 +41,9 @@ export function unservableReason(s: EngineSpec, input: number, output: number): 
     case "context":
       return `prompt + output (${input + output} tokens) exceeds the model's context length (${s.maxModelLen})`;
     case "kv": {
-      const blocks = Math.ceil((input + output - 1) / s.blockSize);
-      return `needs ${blocks} KV blocks (${input + output - 1} tokens) but an engine holds ${s.kvBlocks} (${
+      const tokens = lifetimeTokens(s, input, output);
+      const blocks = Math.ceil(tokens / s.blockSize);
+      return `needs ${blocks} KV blocks (${tokens} tokens) but an engine holds ${s.kvBlocks} (${
         s.kvBlocks * s.blockSize
       } tokens)`;
     }

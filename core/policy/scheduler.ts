@@ -72,6 +72,19 @@ export interface Scheduler {
    * admission for the step (head-of-line).
    */
   readonly skipOversized: boolean;
+  /**
+   * With chunked prefill on, whether a prompt chunk cut short by the
+   * step's budget is rounded down to whole KV blocks (TensorRT-LLM's chunk
+   * unit); a chunk rounded to nothing waits, and later prompts that fit
+   * whole still go.
+   */
+  readonly chunkInBlocks: boolean;
+  /**
+   * Whether what admission sets aside for a request's lifetime counts its
+   * last output token too (TensorRT-LLM's `getRemainingBlocksToCompletion`:
+   * prompt + max_new_tokens), one token more than its KV ever holds.
+   */
+  readonly reservesLastToken: boolean;
 }
 
 /**

@@ -21,4 +21,6 @@ export const genericScheduler: Scheduler = {
   victim: "newest",
   preemption: "recompute",
   skipOversized: false,
+  chunkInBlocks: false,
+  reservesLastToken: false,
 };

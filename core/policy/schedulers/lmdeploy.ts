@@ -21,4 +21,6 @@ export const lmdeployScheduler: Scheduler = {
   victim: "newest",
   preemption: "recompute",
   skipOversized: false,
+  chunkInBlocks: false,
+  reservesLastToken: false,
 };

@@ -22,4 +22,6 @@ export const mindieScheduler: Scheduler = {
   victim: "newest",
   preemption: "recompute",
   skipOversized: false,
+  chunkInBlocks: false,
+  reservesLastToken: false,
 };

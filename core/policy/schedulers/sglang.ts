@@ -35,4 +35,6 @@ export const sglangScheduler: Scheduler = {
   victim: "newest",
   preemption: "recompute",
   skipOversized: false,
+  chunkInBlocks: false,
+  reservesLastToken: false,
 };

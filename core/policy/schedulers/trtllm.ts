@@ -31,6 +31,10 @@ export const trtllmNoEvictScheduler: Scheduler = {
   victim: "newest",
   preemption: "recompute",
   skipOversized: false,
+  // setCtxRequestsChunkSize<kFIRST_COME_FIRST_SERVED>: a truncated context chunk is a multiple of the chunk unit.
+  chunkInBlocks: true,
+  // getRemainingBlocksToCompletion: ceil((prompt + max_new_tokens) / tokens_per_block).
+  reservesLastToken: true,
 };
 
 /** TensorRT-LLM with `CapacitySchedulerPolicy.MAX_UTILIZATION`. */
@@ -42,4 +46,8 @@ export const trtllmMaxUtilizationScheduler: Scheduler = {
   victim: "newest",
   preemption: "recompute",
   skipOversized: false,
+  // setCtxRequestsChunkSize<kFIRST_COME_FIRST_SERVED>: a truncated context chunk is a multiple of the chunk unit.
+  chunkInBlocks: true,
+  // getRemainingBlocksToCompletion: ceil((prompt + max_new_tokens) / tokens_per_block).
+  reservesLastToken: true,
 };

@@ -32,4 +32,6 @@ export const vllmV0Scheduler: Scheduler = {
   victim: "newest",
   preemption: "recompute",
   skipOversized: false,
+  chunkInBlocks: false,
+  reservesLastToken: false,
 };

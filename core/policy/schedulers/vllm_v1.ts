@@ -30,4 +30,6 @@ export const vllmV1Scheduler: Scheduler = {
   // Chunked prefill off: `num_new_tokens > token_budget` skips the request into skipped_waiting_requests and
   // admission goes on with the next (scheduler.py, the waiting loop); it is put back at the queue's head.
   skipOversized: true,
+  chunkInBlocks: false,
+  reservesLastToken: false,
 };
