@@ -88,6 +88,20 @@ export interface Scheduler {
 }
 
 /**
+ * The decisions most engines share, which a scheduler file spreads and
+ * overrides: the newest running request is preempted first and
+ * recomputed; admission is head-of-line; chunks are cut at the budget; a
+ * reservation counts the KV a request holds.
+ */
+export const COMMON_DECISIONS = {
+  victim: "newest",
+  preemption: "recompute",
+  skipOversized: false,
+  chunkInBlocks: false,
+  reservesLastToken: false,
+} as const satisfies Partial<Scheduler>;
+
+/**
  * `s` with its admission or batch formation replaced (a serving
  * configuration's overrides); `s` itself when nothing changes.
  *

@@ -10,6 +10,7 @@
  */
 import { greedyAdmission } from "../greedy_admission.ts";
 import { mixedBatching } from "../mixed_batching.ts";
+import { COMMON_DECISIONS } from "../scheduler.ts";
 import type { Scheduler } from "../scheduler.ts";
 
 /** The generic scheduler. */
@@ -18,9 +19,5 @@ export const genericScheduler: Scheduler = {
   follows: "msModeling ServingCast (the seed guide's simulator): continuous batching with chunked prefill",
   batching: mixedBatching,
   admission: greedyAdmission,
-  victim: "newest",
-  preemption: "recompute",
-  skipOversized: false,
-  chunkInBlocks: false,
-  reservesLastToken: false,
+  ...COMMON_DECISIONS,
 };

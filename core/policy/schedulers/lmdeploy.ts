@@ -10,6 +10,7 @@
  */
 import { greedyAdmission } from "../greedy_admission.ts";
 import { mixedBatching } from "../mixed_batching.ts";
+import { COMMON_DECISIONS } from "../scheduler.ts";
 import type { Scheduler } from "../scheduler.ts";
 
 /** LMDeploy TurboMind's scheduler. */
@@ -18,9 +19,5 @@ export const lmdeployScheduler: Scheduler = {
   follows: "InternLM/lmdeploy (0.6+): TurbomindEngineConfig (max_prefill_token_num, max_batch_size)",
   batching: mixedBatching,
   admission: greedyAdmission,
-  victim: "newest",
-  preemption: "recompute",
-  skipOversized: false,
-  chunkInBlocks: false,
-  reservesLastToken: false,
+  ...COMMON_DECISIONS,
 };

@@ -11,6 +11,7 @@
  */
 import { noEvictAdmission } from "../no_evict_admission.ts";
 import { prefillFirstBatching } from "../prefill_first_batching.ts";
+import { COMMON_DECISIONS } from "../scheduler.ts";
 import type { Scheduler } from "../scheduler.ts";
 
 /** MindIE Service's scheduler. */
@@ -19,9 +20,5 @@ export const mindieScheduler: Scheduler = {
   follows: "MindIE Service 1.0.RC3+ config.json reference (maxPrefillTokens, supportSelectBatch, maxPreemptCount)",
   batching: prefillFirstBatching,
   admission: noEvictAdmission,
-  victim: "newest",
-  preemption: "recompute",
-  skipOversized: false,
-  chunkInBlocks: false,
-  reservesLastToken: false,
+  ...COMMON_DECISIONS,
 };

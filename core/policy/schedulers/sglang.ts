@@ -14,15 +14,20 @@
  *   retracted (`retract_decode`, schedule_batch.py L1242-L1282) and
  *   recomputed later.
  *
- * Not modelled yet (see issue 26): the ratio's decay per decode step and
- * its reset after a retraction, the retraction order (fewest generated
- * tokens first, ties by longest prompt, rather than the newest) and the
- * retracted requests' place at the back of the waiting queue.
+ * Not modelled yet (the 12 streams of tests/conformance/sglang/ show them,
+ * and are pending in tests/conformance_test.ts): admission that stops after
+ * one refusal until a request leaves (`batch_is_full`), a new request's
+ * check on its whole prompt and clipped output at ratio 1, the ratio's
+ * decay per decode step and its reset after a retraction, the retraction
+ * order (fewest generated tokens first, ties by longest prompt, rather
+ * than the newest) and the retracted requests' place at the back of the
+ * waiting queue.
  *
  * @module
  */
 import { conservativeAdmission } from "../conservative_admission.ts";
 import { prefillFirstBatching } from "../prefill_first_batching.ts";
+import { COMMON_DECISIONS } from "../scheduler.ts";
 import type { Scheduler } from "../scheduler.ts";
 
 /** SGLang's scheduler. */
@@ -32,9 +37,5 @@ export const sglangScheduler: Scheduler = {
     "sgl-project/sglang@84022c0 (0.4.6):python/sglang/srt/managers/{scheduler,schedule_policy,schedule_batch}.py",
   batching: prefillFirstBatching,
   admission: conservativeAdmission,
-  victim: "newest",
-  preemption: "recompute",
-  skipOversized: false,
-  chunkInBlocks: false,
-  reservesLastToken: false,
+  ...COMMON_DECISIONS,
 };

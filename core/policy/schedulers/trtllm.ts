@@ -11,13 +11,20 @@
  *   `max_tokens`) are free, so a started request is never evicted;
  * - `MAX_UTILIZATION`: requests start while their current blocks fit, and
  *   when generation runs out of blocks the most recently started requests
- *   are paused (their KV dropped and recomputed on resume).
+ *   are paused (their KV dropped and recomputed on resume);
+ * - a lifetime reservation counts prompt + max_new_tokens
+ *   (`getRemainingBlocksToCompletion`), one token more than the KV holds;
+ * - with chunking, a context chunk cut short by `max_num_tokens` is a
+ *   multiple of the chunk unit (tokens per block), possibly none.
+ *
+ * The 12 streams of tests/conformance/trtllm/ are followed step by step.
  *
  * @module
  */
 import { greedyAdmission } from "../greedy_admission.ts";
 import { mixedBatching } from "../mixed_batching.ts";
 import { noEvictAdmission } from "../no_evict_admission.ts";
+import { COMMON_DECISIONS } from "../scheduler.ts";
 import type { Scheduler } from "../scheduler.ts";
 
 const FOLLOWS = "NVIDIA/TensorRT-LLM (1.0–1.2):cpp/tensorrt_llm/batch_manager/{capacity,microBatch}Scheduler.cpp";
@@ -28,9 +35,7 @@ export const trtllmNoEvictScheduler: Scheduler = {
   follows: FOLLOWS,
   batching: mixedBatching,
   admission: noEvictAdmission,
-  victim: "newest",
-  preemption: "recompute",
-  skipOversized: false,
+  ...COMMON_DECISIONS,
   // setCtxRequestsChunkSize<kFIRST_COME_FIRST_SERVED>: a truncated context chunk is a multiple of the chunk unit.
   chunkInBlocks: true,
   // getRemainingBlocksToCompletion: ceil((prompt + max_new_tokens) / tokens_per_block).
@@ -43,9 +48,7 @@ export const trtllmMaxUtilizationScheduler: Scheduler = {
   follows: FOLLOWS,
   batching: mixedBatching,
   admission: greedyAdmission,
-  victim: "newest",
-  preemption: "recompute",
-  skipOversized: false,
+  ...COMMON_DECISIONS,
   // setCtxRequestsChunkSize<kFIRST_COME_FIRST_SERVED>: a truncated context chunk is a multiple of the chunk unit.
   chunkInBlocks: true,
   // getRemainingBlocksToCompletion: ceil((prompt + max_new_tokens) / tokens_per_block).

@@ -21,6 +21,7 @@
  */
 import { greedyAdmission } from "../greedy_admission.ts";
 import { mixedBatching } from "../mixed_batching.ts";
+import { COMMON_DECISIONS } from "../scheduler.ts";
 import type { Scheduler } from "../scheduler.ts";
 
 /** vLLM V0's scheduler. */
@@ -29,9 +30,5 @@ export const vllmV0Scheduler: Scheduler = {
   follows: "vllm-project/vllm@ed6e907 (0.6–0.7.3):vllm/core/scheduler.py",
   batching: mixedBatching,
   admission: greedyAdmission,
-  victim: "newest",
-  preemption: "recompute",
-  skipOversized: false,
-  chunkInBlocks: false,
-  reservesLastToken: false,
+  ...COMMON_DECISIONS,
 };

@@ -17,6 +17,7 @@
  */
 import { greedyAdmission } from "../greedy_admission.ts";
 import { mixedBatching } from "../mixed_batching.ts";
+import { COMMON_DECISIONS } from "../scheduler.ts";
 import type { Scheduler } from "../scheduler.ts";
 
 /** vLLM V1's scheduler. */
@@ -25,11 +26,8 @@ export const vllmV1Scheduler: Scheduler = {
   follows: "vllm-project/vllm@20e489e (0.8–0.11):vllm/v1/core/sched/scheduler.py",
   batching: mixedBatching,
   admission: greedyAdmission,
-  victim: "newest",
-  preemption: "recompute",
+  ...COMMON_DECISIONS,
   // Chunked prefill off: `num_new_tokens > token_budget` skips the request into skipped_waiting_requests and
   // admission goes on with the next (scheduler.py, the waiting loop); it is put back at the queue's head.
   skipOversized: true,
-  chunkInBlocks: false,
-  reservesLastToken: false,
 };
