@@ -21,6 +21,13 @@
  *   SERVINGCAST_PBT_SEED=7 SERVINGCAST_PBT_RUNS=5000 deno test -A tests/invariants_test.ts
  *   SERVINGCAST_PBT_SEED=7 SERVINGCAST_PBT_PATH="12:3:0" deno test -A tests/invariants_test.ts
  */
+import { HEADLINE_COMMON, HEADLINE_INSTANCES } from "../bench/_headline.ts";
+import { buildPlan } from "../core/assembly/plan.ts";
+import { memoryFs } from "./_helpers.ts";
+import { loadConfig } from "../core/config/load.ts";
+import { SCHEDULER_NAMES } from "../core/policy/mod.ts";
+import type { SchedulerName } from "../core/policy/mod.ts";
+import { runsSglangLoop } from "../core/engine/sglang_former.ts";
 import assert from "node:assert/strict";
 import * as fc from "fast-check";
 import { simulate } from "../core/engine/simulator.ts";
@@ -115,8 +122,10 @@ function checkRun(inp: SimulationInput, label: string, reference = true): void {
       if (!(s.duration >= 1)) assert.fail(`${label}: a step takes time`);
       if (!(s.seqs >= 1 && s.seqs <= e.maxSeqs)) assert.fail(`${label}: ${s.seqs} sequences in a step`);
       if (!(s.prefillTokens + s.decodeTokens >= 1)) assert.fail(`${label}: an empty step`);
-      // Over budget only: a recomputation longer than the budget, alone (chunked prefill off).
-      if (!(s.prefillTokens + s.decodeTokens <= e.maxTokens || (!e.chunkedPrefill && s.seqs === 1))) {
+      // Over budget only: a recomputation longer than the budget, alone (chunked prefill off), or SGLang's decode
+      // steps (every running request, whatever the chunk budget).
+      const sglangDecode = runsSglangLoop(e) && s.prefillTokens === 0;
+      if (!(s.prefillTokens + s.decodeTokens <= e.maxTokens || (!e.chunkedPrefill && s.seqs === 1) || sglangDecode)) {
         assert.fail(`${label}: a step over the token budget`);
       }
       lastStart = s.start;
@@ -252,6 +261,7 @@ interface Case {
   prefixCaching: boolean;
   mixPrefillDecode: boolean;
   admission: AdmissionPolicy;
+  scheduler: SchedulerName;
   schedulerSteps: number;
   requestDelay: number;
   draftTokens: number;
@@ -378,6 +388,8 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
       prefixCaching: fc.boolean(),
       mixPrefillDecode: fc.boolean(),
       admission: fc.constantFrom("greedy" as const, "guaranteed_no_evict" as const, "conservative" as const),
+      // Every engine family's scheduler (SGLang's runs its own loop when its admission and steps are its own).
+      scheduler: fc.constantFrom(...SCHEDULER_NAMES),
       schedulerSteps: fc.constantFrom(1, 1, 4, 10),
       requestDelay: fc.constantFrom(0, 0, 1000, 50_000),
       draftTokens: fc.integer({ min: 0, max: 3 }),
@@ -421,6 +433,7 @@ function toInput(c: Case): SimulationInput {
       prefixCaching: c.prefixCaching,
       mixPrefillDecode: c.mixPrefillDecode,
       admission: c.admission,
+      scheduler: c.scheduler,
       schedulerSteps: c.schedulerSteps,
       requestDelay: c.requestDelay,
       draftTokens: c.draftTokens,
@@ -474,4 +487,23 @@ Deno.test("invariants hold for the bundled example and the KV-pressure scenario"
   );
   assert.ok(kv.summary.preemptions > 0);
   checkRun(kv.plan.input, "KV pressure");
+});
+
+Deno.test("SGLang's own loop: lazy and per-request accounting agree, retractions included (admission reads the cohort's true counts)", () => {
+  for (const rate of [160, 400]) {
+    const files: Record<string, string> = {
+      "i.yaml": HEADLINE_INSTANCES,
+      "c.yaml": HEADLINE_COMMON.replace(
+        "serving_config: {max_concurrency: 100000, block_size: 16, max_tokens_budget: 8192}",
+        "serving_config: {max_concurrency: 100000, engine: sglang, num_kv_blocks: 3000}",
+      ).replace("num_requests: 100000", "num_requests: 3000").replace(/request_rate: [0-9.]+/, `request_rate: ${rate}`),
+    };
+    const plan = buildPlan(loadConfig(["i.yaml"], "c.yaml", memoryFs(files)));
+    assert.ok(plan.input.engines.every((e) => runsSglangLoop(e)));
+    const lazy = simulate(plan.input, { lazyDecodeAfter: 0 });
+    const reference = simulate(plan.input, { lazyDecodeAfter: Infinity });
+    assert.ok(reference.engines.reduce((n, e) => n + e.preemptions, 0) > 0, "the run retracts");
+    assert.deepEqual([...lazy.requests.firstToken], [...reference.requests.firstToken]);
+    assert.deepEqual([...lazy.requests.finish], [...reference.requests.finish]);
+  }
 });

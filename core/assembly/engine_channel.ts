@@ -20,7 +20,7 @@ import { applyProfile, hasConstant, hostOf, isRocm, versionBefore } from "../con
 import type { HostModel, ProfileContext, ProfiledServing } from "../config/engine_profiles.ts";
 import type { Calibration, HostFamily } from "../config/calibrated.ts";
 import type { ServingConfig } from "../config/types.ts";
-import type { AdmissionName, SchedulerName } from "../policy/mod.ts";
+import type { AdmissionName, NewTokenRatio, SchedulerName } from "../policy/mod.ts";
 
 /** What a group's engine profile resolves to. */
 export interface ResolvedEngine {
@@ -38,6 +38,8 @@ export interface ResolvedEngine {
   readonly graphSizes?: readonly number[];
   /** µs from a request's send to its arrival in the engine's queue (0 without an API server). */
   readonly requestDelay: number;
+  /** SGLang's constants where its version or DP attention changes them. */
+  readonly sglangTuning?: Partial<NewTokenRatio>;
 }
 
 /**
@@ -49,13 +51,14 @@ export function resolveEngine(
   g: LoadedGroup,
   sc: ServingConfig,
   written: ReadonlySet<string>,
-  layout: Omit<ProfileContext, "deviceName" | "memoryBytes">,
+  layout: Omit<ProfileContext, "deviceName" | "memoryBytes"> & { readonly dp: number },
   c: Calibration,
 ): ResolvedEngine {
+  const { dp, ...context } = layout;
   const profiled = applyProfile(sc, written, {
     deviceName: g.device.name,
     memoryBytes: g.device.memoryBytes,
-    ...layout,
+    ...context,
   });
   const { device, host } = calibrated(g, profiled, c);
   const record = profiled.profile?.resolved.record;
@@ -68,7 +71,26 @@ export function resolveEngine(
     ...(kernelTables ? { kernelTables } : {}),
     ...(host?.launch === "graphs" && record?.graphSizes ? { graphSizes: record.graphSizes } : {}),
     requestDelay: profiled.serving.api_server ? Math.round((device.requestOverhead ?? 0) * 1e6) : 0,
+    ...sglangTuningOf(profiled, dp, context.mla === true),
   };
+}
+
+/**
+ * SGLang's constants that its build or deployment changes: before 0.5.2 a
+ * retraction frees room for retract_decode_steps (20) tokens per request
+ * left (schedule_batch.py L1251-L1279 at 0.4.6; from 0.5.2, one decode
+ * step: `check_decode_mem`); with DP attention (dp_size > 1) the
+ * conservativeness, and so the initial new-token ratio, is × 0.3
+ * (server_args.py L291 at 0.4.6).
+ */
+function sglangTuningOf(p: ProfiledServing, dp: number, mla: boolean): { sglangTuning?: Partial<NewTokenRatio> } {
+  const r = p.profile?.resolved;
+  if (r?.record.engine !== "sglang") return {};
+  const early = r.version !== undefined && versionBefore(r.version, "0.5.2");
+  // DP attention: attention data-parallel ranks of an MLA model (DeepSeek), each its own scheduler.
+  const dpAttention = dp > 1 && mla;
+  const tuning = { ...(early ? { retractRoomSteps: 20 } : {}), ...(dpAttention ? { init: 0.7 * 0.3 } : {}) };
+  return Object.keys(tuning).length ? { sglangTuning: tuning } : {};
 }
 
 /** Early-2025 ROCm builds, before AMD's AITER kernels: vLLM before 0.8, SGLang before 0.4.5. */

@@ -193,6 +193,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
       );
     }
     const engine = resolveEngine(g, sc, written, {
+      dp,
       tp: layout.tp,
       mla: model.mla !== undefined,
       ...(model.maxPositions ? { maxModelLen: model.maxPositions } : {}),
@@ -321,6 +322,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
           draftAcceptance: mc.mtp_acceptance_rate,
           admission: gs.admission_policy,
           scheduler: engine.scheduler,
+          ...(engine.sglangTuning ? { sglangTuning: engine.sglangTuning } : {}),
           schedulerSteps: gs.num_scheduler_steps,
           requestDelay: engine.requestDelay,
           maxModelLen: model.maxPositions,

@@ -23,9 +23,10 @@ import type { Admission, BatchFormation, Scheduler } from "../policy/mod.ts";
 import { Deque } from "./deque.ts";
 import { KvLedger, ROOM_FREED, ROOM_LOST, ROOM_PREEMPTED } from "./kv_ledger.ts";
 import { LAZY_AFTER, LazyDecode } from "./lazy_decode.ts";
-import { blockKeys } from "./prefix_cache.ts";
+import { dropKv } from "./preemption.ts";
 import type { Request } from "./request.ts";
 import { StepFormer } from "./step_former.ts";
+import { runsSglangLoop, SglangFormer } from "./sglang_former.ts";
 import { accountStep, applyStep, engineStats } from "./step_accounting.ts";
 import type { EngineSpec, EngineStats } from "./types.ts";
 import type { EngineState } from "./engine_state.ts";
@@ -57,6 +58,8 @@ export class Engine implements EngineLoad, EngineState {
   readonly batching: BatchFormation;
   /** What the batching policy drives to fill the next step. */
   readonly former: StepFormer;
+  /** SGLang's own loop, when its scheduler is SGLang's (else the batching policy drives the step former). */
+  readonly sglang?: SglangFormer;
   /** Lazy decode accounting over the front of `running`. */
   readonly lazy: LazyDecode;
   /** Prefill role: requests whose prompt is done, to hand to a decode engine (drained by the simulator). */
@@ -129,6 +132,11 @@ export class Engine implements EngineLoad, EngineState {
     this.admission = this.scheduler.admission;
     this.batching = this.scheduler.batching;
     this.former = new StepFormer(this);
+    // SGLang's own loop on an aggregated engine without drafts or multi-step windows; elsewhere the step former.
+    const own = runsSglangLoop(spec);
+    if (own) {
+      this.sglang = new SglangFormer(this, this.former, { ...this.scheduler.newTokenRatio!, ...spec.sglangTuning });
+    }
     const lazy = spec.draftTokens === 0 && spec.role !== "prefill" && (spec.schedulerSteps ?? 1) <= 1;
     this.lazy = new LazyDecode(this, lazy, lazyAfter);
   }
@@ -244,24 +252,6 @@ export class Engine implements EngineLoad, EngineState {
     return this.running.length > 0 || this.waiting.size > 0 || this.ready.size > 0;
   }
 
-  /** Takes `victim`'s KV away (it will be recomputed) and puts it back at the front of the queue. */
-  #preempt(victim: Request): void {
-    // From its first preemption it may find its own blocks cached again (KvLedger.release indexes them): it needs
-    // their keys, as its first admission computed the others (with that engine's block size).
-    if (victim.preemptions === 0 && victim.cacheKeys !== undefined) {
-      victim.cacheKeys = blockKeys(victim.prefix, victim.keyBlockSize, victim.input, victim.id);
-    }
-    this.ledger.release(victim, victim.blocks);
-    this.ledger.unreserve(victim);
-    this.outstanding += victim.computed;
-    victim.blocks = 0;
-    victim.computed = 0;
-    victim.scheduled = 0;
-    victim.preemptions++;
-    this.preemptions++;
-    this.waiting.pushFront(victim);
-  }
-
   /** `r` joins the end of the batch. */
   seat(r: Request): void {
     r.seat = this.#seats++;
@@ -316,6 +306,7 @@ export class Engine implements EngineLoad, EngineState {
     // (at a scheduling pass: a multi-step window keeps its batch).
     while (this.ready.size > 0 && this.running.length < s.maxSeqs) this.seat(this.ready.shift()!);
     b.hostShare = 1;
+    if (this.sglang) return this.sglang.form();
     const left = this.batching.form(this.former);
     const steps = s.schedulerSteps ?? 1;
     if (steps > 1 && b.prefillTokens === 0 && b.tokens > 0) this.windowLeft = steps - 1;
@@ -359,7 +350,7 @@ export class Engine implements EngineLoad, EngineState {
       // The scheduler's victim: `newest`, the end of the batch (the only rule so far).
       const victim = run.pop()!;
       if (run.length < this.lazy.cohort) this.lazy.leave(victim);
-      this.#preempt(victim);
+      dropKv(this, victim);
       if (victim === r) return ROOM_LOST;
       made = ROOM_PREEMPTED;
       ledger.makeRoom(need + ledger.reserved);

@@ -195,7 +195,12 @@ class Simulation {
   /** An idle engine forms its next step, if it has one, and starts it. */
   #engineWake(e: Engine): void {
     e.wakePending = false;
-    if (e.busy || !e.schedule()) return;
+    if (e.busy) return;
+    if (!e.schedule()) {
+      // SGLang's loop turns again right after an idle turn that unblocked its admission.
+      if (e.sglang?.takeIdleTurn()) this.#wake(e);
+      return;
+    }
     const now = this.#now;
     e.busy = true;
     e.stepStart = now;

@@ -38,7 +38,8 @@ export class StepFormer implements StepBuilder {
     this.#e = engine;
     this.maxTokens = engine.spec.maxTokens;
     this.#chunkCap = engine.spec.prefillChunkCap || Infinity;
-    this.#inBlocks = engine.scheduler.chunkInBlocks;
+    // A budget under one block could never take a rounded chunk: chunks are then cut in tokens.
+    this.#inBlocks = engine.scheduler.chunkInBlocks && engine.spec.maxTokens >= engine.spec.blockSize;
   }
 
   /** Tokens scheduled so far in this step. */

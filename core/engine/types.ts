@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { SchedulerName } from "../policy/scheduler.ts";
+import type { NewTokenRatio, SchedulerName } from "../policy/scheduler.ts";
 import type { AdmissionName } from "../policy/admission.ts";
 import type { StepCostModel } from "../hardware/cost_model.ts";
 import type { BatchShape } from "../hardware/batch.ts";
@@ -88,6 +88,13 @@ export interface EngineSpec {
    * budget). Optional.
    */
   readonly prefillChunkCap?: number;
+  /**
+   * SGLang's server arguments and environment overrides of its admission
+   * and retraction constants (`max_prefill_tokens`,
+   * `SGLANG_RETRACT_DECODE_STEPS`, …), for SGLang's own loop. Optional:
+   * its scheduler's defaults.
+   */
+  readonly sglangTuning?: Partial<NewTokenRatio>;
   /** MTP draft tokens verified per decode step (0 = no speculation). */
   readonly draftTokens: number;
   /** Probability that a draft is accepted given its predecessors were. */

@@ -8,6 +8,7 @@
  */
 import { ADMISSION_POLICY, SCHEDULERS } from "../policy/mod.ts";
 import type { EngineSpec } from "./types.ts";
+import { runsSglangLoop } from "./sglang_former.ts";
 
 /**
  * Tokens of KV a request must be able to hold here: its prompt and every
@@ -16,7 +17,12 @@ import type { EngineSpec } from "./types.ts";
  * GUARANTEED_NO_EVICT): such a request is never admitted otherwise.
  */
 function lifetimeTokens(s: EngineSpec, input: number, output: number): number {
-  const last = SCHEDULERS[s.scheduler ?? "generic"].reservesLastToken && !ADMISSION_POLICY[s.admission].preempts;
+  const scheduler = SCHEDULERS[s.scheduler ?? "generic"];
+  if (runsSglangLoop(s)) {
+    // SGLang admits a request only when its prompt and clipped output are fewer than the free tokens (`>=` refuses).
+    return input + Math.min(output, scheduler.newTokenRatio!.clip) + 1;
+  }
+  const last = scheduler.reservesLastToken && !ADMISSION_POLICY[s.admission].preempts;
   return input + output - (last ? 0 : 1);
 }
 

@@ -85,6 +85,45 @@ export interface Scheduler {
    * prompt + max_new_tokens), one token more than its KV ever holds.
    */
   readonly reservesLastToken: boolean;
+  /**
+   * How a step is formed: `continuous` — the engine's step former, driven
+   * by `batching` and `admission` (vLLM, TensorRT-LLM and the others);
+   * `sglang` — SGLang's own loop (core/engine/sglang_former.ts), whose
+   * admission and retraction follow `newTokenRatio`.
+   */
+  readonly former: "continuous" | "sglang";
+  /** SGLang's admission and retraction constants, for the `sglang` former. */
+  readonly newTokenRatio?: NewTokenRatio;
+}
+
+/**
+ * SGLang's new-token-ratio constants (python/sglang/global_config.py and
+ * server_args.py): running requests reserve `ratio` × their remaining
+ * output at each admission; the ratio starts at `init`, falls by
+ * (init − init × minFactor) / decaySteps per decode step without
+ * retraction, and after a retraction is reset from what the requests left
+ * have generated (+ `retractSteps` tokens each).
+ */
+export interface NewTokenRatio {
+  /** SGLANG_INIT_NEW_TOKEN_RATIO × schedule_conservativeness (0.7). */
+  readonly init: number;
+  /** min_new_token_ratio = init × this (0.14). */
+  readonly minFactor: number;
+  /** Decode steps the ratio takes to fall from init to its minimum (600). */
+  readonly decaySteps: number;
+  /** retract_decode_steps: tokens each remaining request is assumed to still need after a retraction (20). */
+  readonly retractSteps: number;
+  /**
+   * Decode steps of KV a retraction frees room for: SGLang 0.5.2 and later
+   * retract until one more token fits for each request left
+   * (`check_decode_mem`): 1; before, until `retract_decode_steps` tokens
+   * fit for each (schedule_batch.py L1251-L1279 at 0.4.6): 20.
+   */
+  readonly retractRoomSteps: number;
+  /** SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION: an output estimate never exceeds this many tokens (4,096). */
+  readonly clip: number;
+  /** max_prefill_tokens: prompt tokens of one prefill batch, the first request excepted (16,384). */
+  readonly maxPrefillTokens: number;
 }
 
 /**
@@ -99,6 +138,7 @@ export const COMMON_DECISIONS = {
   skipOversized: false,
   chunkInBlocks: false,
   reservesLastToken: false,
+  former: "continuous",
 } as const satisfies Partial<Scheduler>;
 
 /**
@@ -118,5 +158,6 @@ export const COMMON_DECISIONS = {
  * ```
  */
 export function withParts(s: Scheduler, admission: Admission, batching: BatchFormation): Scheduler {
-  return admission === s.admission && batching === s.batching ? s : { ...s, admission, batching };
+  // An engine's own loop runs its own parts only: replaced parts run on the engine's step former.
+  return admission === s.admission && batching === s.batching ? s : { ...s, admission, batching, former: "continuous" };
 }

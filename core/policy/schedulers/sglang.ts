@@ -38,4 +38,20 @@ export const sglangScheduler: Scheduler = {
   batching: prefillFirstBatching,
   admission: conservativeAdmission,
   ...COMMON_DECISIONS,
+  // Its own loop: PrefillAdder admission, prefill-first steps, retraction (core/engine/sglang_former.ts).
+  former: "sglang",
+  newTokenRatio: {
+    // global_config.py L23-L35: default_init_new_token_ratio 0.7, default_min_new_token_ratio_factor 0.14,
+    // default_new_token_ratio_decay_steps 600, retract_decode_steps 20; schedule_policy.py L38-L40: the clip.
+    init: 0.7,
+    minFactor: 0.14,
+    decaySteps: 600,
+    retractSteps: 20,
+    // 0.5.2 and later (the streams' 0.5.4): retract until the next decode step fits; engine_channel.ts gives
+    // earlier builds their 20 steps of room.
+    retractRoomSteps: 1,
+    clip: 4096,
+    // server_args.py L72-L77: max_prefill_tokens 16384.
+    maxPrefillTokens: 16384,
+  },
 };
