@@ -123,7 +123,7 @@ export type {
 } from "./core/workload/mod.ts";
 export { simulate } from "./core/engine/mod.ts";
 export { SCHEDULER_NAMES } from "./core/policy/mod.ts";
-export type { AdmissionName, SchedulerName } from "./core/policy/mod.ts";
+export type { AdmissionName, NewTokenRatio, SchedulerName } from "./core/policy/mod.ts";
 export type {
   AdmissionPolicy,
   EngineRole,
