@@ -56,6 +56,12 @@ function refused(run: Run, message: string): void {
   assert.equal(run.stdout, "", "the fit ran before the error");
 }
 
+/** `calibrate --scenarios s.yaml …args` (one validation scenario) is refused with exactly `message`. */
+async function scenariosRefused(args: string[], message: string): Promise<void> {
+  const sdir = folder({ "s.yaml": SCENARIO });
+  await calibrateIn(sdir, ["--scenarios", `${sdir}/s.yaml`, ...args], (run) => refused(run, message));
+}
+
 Deno.test("an output in a missing folder is an error at output: before the fit, exit 2", async () => {
   const dir = folder();
   Deno.writeTextFileSync(`${dir}/cal.yaml`, manifest("output: nodir/x.yaml\n"));
@@ -143,11 +149,9 @@ Deno.test("iterations past the limit are refused at iterations:, not run", async
       run,
       `${dir}/cal.yaml:5:13: iterations: expected at most 10000 iterations (a fit converges in tens), got 100000000`,
     ));
-  const sdir = folder({ "s.yaml": SCENARIO });
-  await calibrateIn(
-    sdir,
-    ["--scenarios", `${sdir}/s.yaml`, "--iterations", "100000000"],
-    (run) => refused(run, "(command line): --iterations: expected an integer from 1 to 10000, got '100000000'"),
+  await scenariosRefused(
+    ["--iterations", "100000000"],
+    "(command line): --iterations: expected an integer from 1 to 10000, got '100000000'",
   );
 });
 
@@ -156,12 +160,7 @@ Deno.test("a fit: list with a constant twice (4,000 entries) is refused at fit:"
   const fit = `fit: [${Array(4000).fill("matmul").join(", ")}]`;
   Deno.writeTextFileSync(`${dir}/cal.yaml`, manifest().replace("fit: [step_overhead]", fit));
   await calibrateIn(dir, [`${dir}/cal.yaml`], (run) => refused(run, `${dir}/cal.yaml:4:6: fit: 'matmul' listed twice`));
-  const sdir = folder({ "s.yaml": SCENARIO });
-  await calibrateIn(
-    sdir,
-    ["--scenarios", `${sdir}/s.yaml`, "--fit", "memory,step_overhead,memory"],
-    (run) => refused(run, "(command line): --fit: 'memory' listed twice"),
-  );
+  await scenariosRefused(["--fit", "memory,step_overhead,memory"], "(command line): --fit: 'memory' listed twice");
 });
 
 Deno.test("more measured figures than a fit takes are refused where they pass the limit", async () => {
@@ -207,22 +206,14 @@ Deno.test("a fit reports its trials as it goes, ending at the budget", () => {
 });
 
 Deno.test("--fit '' is refused naming --fit and the constants it takes", async () => {
-  const dir = folder({ "s.yaml": SCENARIO });
   const accepted = "matmul, attention, memory, step_overhead, seq_overhead, request_overhead";
-  await calibrateIn(
-    dir,
-    ["--scenarios", `${dir}/s.yaml`, "--fit", ""],
-    (run) => refused(run, `(command line): --fit: expected constants separated by commas (of ${accepted}), got ''`),
+  await scenariosRefused(
+    ["--fit", ""],
+    `(command line): --fit: expected constants separated by commas (of ${accepted}), got ''`,
   );
-  const again = folder({ "s.yaml": SCENARIO });
-  await calibrateIn(
-    again,
-    ["--scenarios", `${again}/s.yaml`, "--fit=matmul,,memory"],
-    (run) =>
-      refused(
-        run,
-        `(command line): --fit: expected constants separated by commas (of ${accepted}), got 'matmul,,memory'`,
-      ),
+  await scenariosRefused(
+    ["--fit=matmul,,memory"],
+    `(command line): --fit: expected constants separated by commas (of ${accepted}), got 'matmul,,memory'`,
   );
 });
 
