@@ -217,7 +217,10 @@ const FAMILIES: Record<string, Family> = {
 };
 
 /** Families whose scheduler does not follow its engine on every stream yet, and what differs. */
-const PENDING: Record<string, string> = {};
+const PENDING: Record<string, string> = {
+  vllm_v0:
+    "vLLM V0 (15 streams recorded from its own engine) differs from the simulator's vllm_v0 scheduler (V1-like steps): with chunked prefill off a step with a prefill runs no decodes and the waiting scan stops at the first misfit; admission takes the whole prompt's blocks even when chunking, keeps a 1% watermark, and still admits in a step that preempted; every decode needs a free block (the partly filled last block counts as touched); no null block; async output processing finishes a request one step late",
+};
 
 /** Streams of a checked family that exercise a mode the simulator does not model, and why it needs none. */
 const UNMODELLED: Record<string, string> = {

@@ -122,10 +122,13 @@ function checkRun(inp: SimulationInput, label: string, reference = true): void {
       if (!(s.duration >= 1)) assert.fail(`${label}: a step takes time`);
       if (!(s.seqs >= 1 && s.seqs <= e.maxSeqs)) assert.fail(`${label}: ${s.seqs} sequences in a step`);
       if (!(s.prefillTokens + s.decodeTokens >= 1)) assert.fail(`${label}: an empty step`);
-      // Over budget only: a recomputation longer than the budget, alone (chunked prefill off), or SGLang's decode
-      // steps (every running request, whatever the chunk budget).
-      const sglangDecode = runsSglangLoop(e) && s.prefillTokens === 0;
-      if (!(s.prefillTokens + s.decodeTokens <= e.maxTokens || (!e.chunkedPrefill && s.seqs === 1) || sglangDecode)) {
+      // Over budget only: a recomputation longer than the budget, alone (chunked prefill off); under SGLang's loop a
+      // decode step (every running request, whatever the chunk budget) or, chunked prefill off, a prefill step up to
+      // max_prefill_tokens (16,384; its first request may exceed it).
+      const sglang = runsSglangLoop(e);
+      const sglangStep = sglang &&
+        (s.prefillTokens === 0 || (!e.chunkedPrefill && (s.prefillTokens <= 16_384 || s.seqs === 1)));
+      if (!(s.prefillTokens + s.decodeTokens <= e.maxTokens || (!e.chunkedPrefill && s.seqs === 1) || sglangStep)) {
         assert.fail(`${label}: a step over the token budget`);
       }
       lastStart = s.start;
@@ -475,6 +478,27 @@ Deno.test("invariants hold on random deployments and workloads (property-based)"
       numRuns: envInt("SERVINGCAST_PBT_RUNS", 500),
       ...(path ? { path } : {}),
     },
+  );
+});
+
+Deno.test("invariants hold on random deployments run by SGLang's own loop (property-based)", () => {
+  // Every case forced onto SGLang's loop: its scheduler, admission and prefill-first steps on aggregated engines.
+  const sglang = caseArb.map((c): Case => ({
+    ...c,
+    engines: c.engines.map((e) => ({ ...e, role: "both" as const })),
+    scheduler: "sglang",
+    admission: "conservative",
+    mixPrefillDecode: false,
+    draftTokens: 0,
+    schedulerSteps: 1,
+  }));
+  fc.assert(
+    fc.property(sglang, (c) => {
+      const inp = toInput(c);
+      assert.ok(inp.engines.every((e) => runsSglangLoop(e)));
+      checkRun(inp, "random SGLang case");
+    }),
+    { seed: envInt("SERVINGCAST_PBT_SEED", 20261205), numRuns: envInt("SERVINGCAST_PBT_RUNS", 200) },
   );
 });
 

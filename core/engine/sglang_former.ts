@@ -99,7 +99,11 @@ export class SglangFormer {
     this.#decay = (constants.init - this.#minRatio) / constants.decaySteps;
   }
 
-  /** Free KV tokens (free blocks, and cached blocks no request references, × block size). */
+  /**
+   * Free KV tokens for a new request: free blocks and cached blocks no request references, × block size (SGLang's
+   * pages are tokens; here a request takes whole blocks of its own, so the unused slots of others' blocks are not
+   * free to it).
+   */
   #free(): number {
     return this.#e.ledger.available * this.#e.spec.blockSize;
   }
@@ -167,12 +171,22 @@ export class SglangFormer {
     const budgetState = () =>
       remTotal() <= 0 || free - curOffset <= 0 ? NO_TOKEN : remInput <= 0 || remChunk <= 0 ? OTHER : CONTINUE;
     const batch: [Request, number][] = [];
+    // Blocks still free for this batch (SGLang counts tokens; a request here takes whole blocks of its own).
+    let blocksLeft = e.ledger.available;
+    const blocksOf = (n: number) => Math.ceil(n / s.blockSize);
     let chunking: Request | undefined;
     const ch = this.chunked;
     if (ch !== undefined) {
       const left = ch.input + ch.generated - ch.computed;
-      const room = Math.min(remChunk, Math.floor(remTotal()));
-      const n = Math.min(left, room);
+      // Its next chunk may also fill the unused slots of its own last block.
+      const own = ch.blocks * s.blockSize - ch.computed;
+      const room = Math.min(remChunk, Math.floor(remTotal() + own));
+      let n = Math.min(left, room);
+      // Whole blocks: no more than the free ones beyond its own last block hold.
+      n = Math.min(n, own + blocksLeft * s.blockSize);
+      // No room at all (only a running request's finish makes some): the chunk waits, decodes go on.
+      if (n <= 0) return false;
+      blocksLeft -= Math.max(0, Math.ceil((ch.computed + n) / s.blockSize) - ch.blocks);
       batch.push([ch, n]);
       offset += n + (n < left ? 0 : Math.min(ch.output, c.clip));
       curOffset += n;
@@ -190,7 +204,9 @@ export class SglangFormer {
       let result: number;
       if (total >= remTotal()) result = NO_TOKEN;
       else if (extend >= remInput && batch.length > 0) result = OTHER;
+      else if (blocksOf(Math.min(extend, remChunk)) > blocksLeft) result = NO_TOKEN;
       else if (extend <= remChunk) {
+        blocksLeft -= blocksOf(extend);
         e.waiting.shift();
         batch.push([r, extend]);
         offset += extend + Math.min(r.output, c.clip);
@@ -200,6 +216,7 @@ export class SglangFormer {
         result = budgetState();
       } else if (remChunk <= 0) result = OTHER;
       else {
+        blocksLeft -= blocksOf(remChunk);
         e.waiting.shift();
         batch.push([r, remChunk]);
         chunking = r;
@@ -271,8 +288,9 @@ export class SglangFormer {
       }
       this.ratio = Math.min(1, (done + this.#c.retractSteps * order.length) / (maxNew + 1));
     } else this.ratio = Math.max(this.ratio - this.#decay, this.#minRatio);
-    // One token each (the chunking request, prefilling, is not served), the lazy cohort as one.
-    this.#former.serveDecodes(Number.MAX_SAFE_INTEGER);
+    // One token each (the chunking request, prefilling, is not served), the lazy cohort as one. Should a block still
+    // be short (the check counts blocks, not SGLang's tokens), the engine preempts the newest: it leaves the batch.
+    if (this.#former.serveDecodes(Number.MAX_SAFE_INTEGER) < 0) this.running = this.running.filter((r) => r.blocks > 0);
     return this.running.length > 0 ? 1 : retracted ? -1 : 0;
   }
 }
