@@ -513,7 +513,7 @@ Deno.test("invariants hold for the bundled example and the KV-pressure scenario"
   checkRun(kv.plan.input, "KV pressure");
 });
 
-Deno.test("SGLang's own loop: lazy and per-request accounting agree, retractions included (admission reads the cohort's true counts)", () => {
+Deno.test("SGLang's own loop accounts every request one by one: runs with and without lazy accounting agree, retractions included", () => {
   for (const rate of [160, 400]) {
     const files: Record<string, string> = {
       "i.yaml": HEADLINE_INSTANCES,

@@ -137,7 +137,8 @@ export class Engine implements EngineLoad, EngineState {
     if (own) {
       this.sglang = new SglangFormer(this, this.former, { ...this.scheduler.newTokenRatio!, ...spec.sglangTuning });
     }
-    const lazy = spec.draftTokens === 0 && spec.role !== "prefill" && (spec.schedulerSteps ?? 1) <= 1;
+    // Not under SGLang's loop: its running batch and the engine's differ in order, which the cohort assumes alike.
+    const lazy = !own && spec.draftTokens === 0 && spec.role !== "prefill" && (spec.schedulerSteps ?? 1) <= 1;
     this.lazy = new LazyDecode(this, lazy, lazyAfter);
   }
 
@@ -158,8 +159,10 @@ export class Engine implements EngineLoad, EngineState {
    * last.
    */
   kvTokens(input: number, output: number): number {
-    // A scheduler that reserves the last token too (TensorRT-LLM) counts one more.
-    return this.spec.role === "prefill" ? input : input + output - (this.scheduler.reservesLastToken ? 0 : 1);
+    // A scheduler whose lifetime reservation counts the last token too (TensorRT-LLM's GUARANTEED_NO_EVICT) counts
+    // one more, as unservable.ts does.
+    const last = this.scheduler.reservesLastToken && !this.admission.preempts;
+    return this.spec.role === "prefill" ? input : input + output - (last ? 0 : 1);
   }
 
   /**

@@ -153,14 +153,14 @@ export class SglangFormer {
       this.batchIsFull = true;
       return false;
     }
-    // What the running requests reserve: their remaining output × the ratio. The lazy cohort (the front of the
-    // batch, before any chunking request) stores its generated counts `lag` behind.
+    // What the running requests reserve: their remaining output × the ratio. The lazy cohort stores its generated
+    // counts `lag` behind.
     let offset = 0;
-    const cohort = e.lazy.cohort;
     const lag = e.lazy.lag;
-    for (let i = 0; i < this.running.length; i++) {
-      const r = this.running[i];
-      const generated = i < cohort ? r.generated + lag : r.generated;
+    // The cohort is the front of the engine's batch, whose order may differ from the running batch's.
+    const cohort = e.lazy.cohort > 0 && lag > 0 ? new Set(e.running.slice(0, e.lazy.cohort)) : undefined;
+    for (const r of this.running) {
+      const generated = cohort?.has(r) ? r.generated + lag : r.generated;
       offset += Math.min(r.output - generated, c.clip) * this.ratio;
     }
     let curOffset = 0;
@@ -174,6 +174,9 @@ export class SglangFormer {
     // Blocks still free for this batch (SGLang counts tokens; a request here takes whole blocks of its own).
     let blocksLeft = e.ledger.available;
     const blocksOf = (n: number) => Math.ceil(n / s.blockSize);
+    // A request's cached prefix blocks that no one references count among the free ones until it takes them.
+    const cache = e.ledger.cache;
+    const hitFreeOf = (r: Request, hit: number) => (hit > 0 ? cache!.unreferenced(r.cacheKeys!, hit) : 0);
     let chunking: Request | undefined;
     const ch = this.chunked;
     if (ch !== undefined) {
@@ -186,7 +189,10 @@ export class SglangFormer {
       n = Math.min(n, own + blocksLeft * s.blockSize);
       // No room at all (only a running request's finish makes some): the chunk waits, decodes go on.
       if (n <= 0) return false;
-      blocksLeft -= Math.max(0, Math.ceil((ch.computed + n) / s.blockSize) - ch.blocks);
+      const grow = Math.ceil((ch.computed + n) / s.blockSize) - ch.blocks;
+      blocksLeft -= Math.max(0, grow);
+      if (grow > 0) e.grow(ch, grow);
+      this.#former.take(ch, n, e.shape);
       batch.push([ch, n]);
       offset += n + (n < left ? 0 : Math.min(ch.output, c.clip));
       curOffset += n;
@@ -199,15 +205,18 @@ export class SglangFormer {
       if (batch.length >= s.maxSeqs - runningBs) this.batchIsFull = true;
       if (this.batchIsFull) break;
       const r = e.waiting.peek()!;
-      const extend = r.input + r.generated;
+      // The radix cache's match: its cached prefix is not computed again (init_next_round_input).
+      const hit = this.#former.cacheHit(r);
+      const extend = r.input + r.generated - hit * s.blockSize;
       const total = extend + Math.min(Math.max(r.output - r.generated, 0), c.clip);
       let result: number;
       if (total >= remTotal()) result = NO_TOKEN;
       else if (extend >= remInput && batch.length > 0) result = OTHER;
-      else if (blocksOf(Math.min(extend, remChunk)) > blocksLeft) result = NO_TOKEN;
+      else if (blocksOf(Math.min(extend, remChunk)) > blocksLeft - hitFreeOf(r, hit)) result = NO_TOKEN;
       else if (extend <= remChunk) {
-        blocksLeft -= blocksOf(extend);
+        blocksLeft -= blocksOf(extend) + hitFreeOf(r, hit);
         e.waiting.shift();
+        this.#seat(r, hit, extend);
         batch.push([r, extend]);
         offset += extend + Math.min(r.output, c.clip);
         curOffset += extend;
@@ -216,8 +225,9 @@ export class SglangFormer {
         result = budgetState();
       } else if (remChunk <= 0) result = OTHER;
       else {
-        blocksLeft -= blocksOf(remChunk);
+        blocksLeft -= blocksOf(remChunk) + hitFreeOf(r, hit);
         e.waiting.shift();
+        this.#seat(r, hit, remChunk);
         batch.push([r, remChunk]);
         chunking = r;
         offset += remChunk;
@@ -233,22 +243,19 @@ export class SglangFormer {
     }
     if (batch.length === 0) return false;
     this.chunked = chunking;
-    for (const [r, n] of batch) {
-      if (r !== ch) {
-        // Admitted (or readmitted after a retraction): it holds the blocks of its chunk.
-        const need = Math.ceil(n / s.blockSize);
-        e.ledger.take(r, need, need);
-        r.blocks = need;
-        r.computed = 0;
-        e.seat(r);
-      } else {
-        const need = Math.ceil((r.computed + n) / s.blockSize) - r.blocks;
-        if (need > 0) e.grow(r, need);
-      }
-      this.#former.take(r, n, e.shape);
-    }
     this.#lastPrefill = batch.map(([r]) => r);
     return true;
+  }
+
+  /**
+   * Admits `r` at once (its cached prefix acquired before a later admission could evict it) with its first chunk
+   * of `n` tokens after its `hit` cached blocks.
+   */
+  #seat(r: Request, hit: number, n: number): void {
+    const bs = this.#e.spec.blockSize;
+    const need = Math.ceil((hit * bs + n) / bs) - hit;
+    this.#former.admit(r, hit, need, need);
+    this.#former.take(r, n, this.#e.shape);
   }
 
   /** Decodes every running request, retracting first when the KV cannot hold a token each. */
@@ -278,8 +285,12 @@ export class SglangFormer {
       } while (!enough(order));
       this.running = order;
       // The engine's batch follows the running batch's new order (seats renumbered so that it stays in seat order).
+      // The chunking request (seated, but not yet in the running batch) keeps its place after them.
+      const kept = new Set(order);
+      const rest = e.running.filter((r) => !kept.has(r));
       e.running.length = 0;
       for (const r of order) e.seat(r);
+      for (const r of rest) e.seat(r);
       let done = 0;
       let maxNew = 0;
       for (const r of order) {
@@ -290,7 +301,11 @@ export class SglangFormer {
     } else this.ratio = Math.max(this.ratio - this.#decay, this.#minRatio);
     // One token each (the chunking request, prefilling, is not served), the lazy cohort as one. Should a block still
     // be short (the check counts blocks, not SGLang's tokens), the engine preempts the newest: it leaves the batch.
-    if (this.#former.serveDecodes(Number.MAX_SAFE_INTEGER) < 0) this.running = this.running.filter((r) => r.blocks > 0);
+    if (this.#former.serveDecodes(Number.MAX_SAFE_INTEGER) < 0) {
+      this.running = this.running.filter((r) => r.blocks > 0);
+      // The chunking request too may have been taken (the newest): it is back in the queue, to be admitted anew.
+      if (this.chunked !== undefined && this.chunked.blocks === 0) this.chunked = undefined;
+    }
     return this.running.length > 0 ? 1 : retracted ? -1 : 0;
   }
 }

@@ -155,6 +155,51 @@ export class StepFormer implements StepBuilder {
     return preempted ? -1 : budget;
   }
 
+  /**
+   * Prefix caching: the blocks of `r`'s longest cached prefix, at most all but its last prompt token's (computed
+   * to produce the first output token); 0 without a cache or for a request part-computed here.
+   */
+  cacheHit(r: Request): number {
+    const e = this.#e;
+    const cache = e.ledger.cache;
+    if (!cache || r.computed !== 0) return 0;
+    const bs = e.spec.blockSize;
+    if (r.cacheKeys === undefined) {
+      // Its own blocks are keyed only once it has been preempted (see preemption.ts).
+      r.cacheKeys = blockKeys(r.prefix, bs, r.input, r.id, r.preemptions > 0);
+      r.keyBlockSize = bs;
+      const covered = r.prefix ? Math.min(r.input, r.prefix.ids.length * r.prefix.blockTokens) : 0;
+      r.firstOwnBlock = Math.floor(covered / bs);
+    }
+    return cache.lookup(r.cacheKeys, Math.floor((r.input - 1) / bs));
+  }
+
+  /**
+   * Seats `r` (out of the waiting queue already) holding its `hit` cached blocks and `need` new ones, with
+   * `full − need` more set aside; its cached tokens count as computed.
+   */
+  admit(r: Request, hit: number, need: number, full: number): void {
+    const e = this.#e;
+    const ledger = e.ledger;
+    const cache = ledger.cache;
+    const bs = e.spec.blockSize;
+    const keys = r.cacheKeys;
+    if (cache && keys) { for (let j = 0; j < hit; j++) cache.acquire(keys[j]); }
+    ledger.take(r, need, full);
+    const past = hit * bs;
+    r.blocks = hit + need;
+    r.cachedBlocks = hit;
+    r.computed = past;
+    e.outstanding -= past; // cached tokens are never computed: no longer outstanding work
+    if (cache && keys) {
+      ledger.promptBlocks += Math.ceil(r.input / bs);
+      ledger.hitBlocks += hit;
+      ledger.promptTokens += r.input;
+      ledger.hitTokens += past;
+    }
+    e.seat(r);
+  }
+
   /** Admits waiting requests first-come-first-served while budget, seats and blocks allow. */
   admitWaiting(budget: number): void {
     const e = this.#e;
@@ -168,22 +213,9 @@ export class StepFormer implements StepBuilder {
     while (budget > 0 && run.length < s.maxSeqs) {
       const r = e.waiting.peek();
       if (!r) break;
-      // Prefix caching: start from the longest cached prefix (at least the
-      // last prompt token is computed, to produce the first output token).
-      let hit = 0;
+      const hit = this.cacheHit(r);
       // Hit blocks no request uses: they count among the evictable blocks until this request takes them.
-      let hitFree = 0;
-      if (cache && r.computed === 0) {
-        if (r.cacheKeys === undefined) {
-          // Its own blocks are keyed only once it has been preempted (see Engine's preempt).
-          r.cacheKeys = blockKeys(r.prefix, bs, r.input, r.id, r.preemptions > 0);
-          r.keyBlockSize = bs;
-          const covered = r.prefix ? Math.min(r.input, r.prefix.ids.length * r.prefix.blockTokens) : 0;
-          r.firstOwnBlock = Math.floor(covered / bs);
-        }
-        hit = cache.lookup(r.cacheKeys, Math.floor((r.input - 1) / bs));
-        if (hit > 0) hitFree = cache.unreferenced(r.cacheKeys, hit);
-      }
+      const hitFree = hit > 0 ? cache!.unreferenced(r.cacheKeys!, hit) : 0;
       const past = hit * bs;
       const remaining = r.known - past;
       // Chunked prefill off: a (re)computation goes in one step. One longer
@@ -219,21 +251,8 @@ export class StepFormer implements StepBuilder {
       }
       const fits = whole && full <= ledger.available - hitFree;
       if (!fits) break;
-      const keys = r.cacheKeys;
-      if (cache && keys) { for (let j = 0; j < hit; j++) cache.acquire(keys[j]); }
-      ledger.take(r, need, full);
       e.waiting.shift();
-      r.blocks = hit + need;
-      r.cachedBlocks = hit;
-      r.computed = past;
-      e.outstanding -= past; // cached tokens are never computed: no longer outstanding work
-      if (cache && r.cacheKeys) {
-        ledger.promptBlocks += Math.ceil(r.input / bs);
-        ledger.hitBlocks += hit;
-        ledger.promptTokens += r.input;
-        ledger.hitTokens += past;
-      }
-      e.seat(r);
+      this.admit(r, hit, need, full);
       this.take(r, n, e.shape);
       budget -= n;
     }
