@@ -250,7 +250,7 @@ class Model:
 
 def main() -> int:
     sys.path.insert(0, HERE)
-    from _streams import derive_main
+    from _streams import derive_main  # noqa: E402
     return derive_main(__doc__, FAMILY_DIR, lambda stream: Model(stream["settings"]).run(stream))
 
 

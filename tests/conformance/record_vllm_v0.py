@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import os
 import sys
 import types
@@ -44,9 +43,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FAMILY_DIR = os.path.join(HERE, "vllm_v0")
 sys.path.insert(0, HERE)
 
-# Shared with the V1 recorder: the inert-module finder, the request token ids
-# and the one-line-per-step JSON writer.
-from record_vllm_v1 import _StubFinder, dump, prompt_token_ids  # noqa: E402
+# Shared with the V1 recorder: the inert-module finder and the request token ids;
+# with every stream script, the loop over the stream files.
+from _streams import process_streams, stream_files  # noqa: E402
+from record_vllm_v1 import _StubFinder, prompt_token_ids  # noqa: E402
 
 # Imported by vLLM's package tree (vllm.multimodal.hasher at 0.7.x,
 # vllm.transformers_utils.tokenizers.mistral at 0.6.x), used by nothing the
@@ -288,41 +288,16 @@ def main() -> int:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     warnings.filterwarnings("ignore")  # "Failed to read commit hash" from a git-archive tree
 
-    files = args.files or sorted(
-        os.path.join(FAMILY_DIR, f) for f in os.listdir(FAMILY_DIR) if f.endswith(".json"))
-    bad = 0
-    for path in files:
-        with open(path) as fh:
-            stream = json.load(fh)
-        steps = Recorder(stream["settings"]).run(stream)
-        if args.check:
-            if steps != stream.get("steps"):
-                bad += 1
-                print(f"DIFFERS: {path}")
-                for a, b in zip(steps, stream.get("steps") or []):
-                    if a != b:
-                        print(f"  step {a['step']}: engine {json.dumps(a)}\n  step {b.get('step')}: file   {json.dumps(b)}")
-                        break
-                if len(steps) != len(stream.get("steps") or []):
-                    print(f"  engine ran {len(steps)} steps, file has {len(stream.get('steps') or [])}")
-            else:
-                print(f"same: {os.path.basename(path)} ({len(steps)} steps)")
-            continue
-        stream["source"] = {
-            "kind": "recorded",
-            "engine": "vllm",
-            "repo": "vllm-project/vllm",
-            "commit": args.commit,
-            "version": args.version_note,
-            "script": "tests/conformance/record_vllm_v0.py",
-        }
-        stream["steps"] = steps
-        with open(path, "w") as fh:
-            fh.write(dump(stream))
-        print(f"recorded: {os.path.basename(path)} ({len(steps)} steps)")
-    if args.check:
-        print(f"{len(files) - bad} passed, {bad} failed")
-    return 1 if bad else 0
+    source = {
+        "kind": "recorded",
+        "engine": "vllm",
+        "repo": "vllm-project/vllm",
+        "commit": args.commit,
+        "version": args.version_note,
+        "script": "tests/conformance/record_vllm_v0.py",
+    }
+    steps_of = lambda stream: Recorder(stream["settings"]).run(stream)  # noqa: E731
+    return process_streams(stream_files(FAMILY_DIR, args.files), steps_of, args.check, source)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ import dataclasses
 import importlib.abc
 import importlib.machinery
 import inspect
-import json
 import os
 import sys
 import types
@@ -36,6 +35,8 @@ from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAMILY_DIR = os.path.join(HERE, "vllm_v1")
+sys.path.insert(0, HERE)
+from _streams import process_streams, stream_files  # noqa: E402
 
 # Imported by vLLM's package tree, used by nothing the scheduler runs, and not
 # installable here (no wheel in this machine's package store).
@@ -294,61 +295,16 @@ def main() -> int:
     sys.path.insert(0, os.path.abspath(args.vllm_src))
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 
-    files = args.files or sorted(
-        os.path.join(FAMILY_DIR, f) for f in os.listdir(FAMILY_DIR) if f.endswith(".json"))
-    bad = 0
-    for path in files:
-        with open(path) as fh:
-            stream = json.load(fh)
-        steps = Recorder(stream["settings"]).run(stream)
-        if args.check:
-            if steps != stream.get("steps"):
-                bad += 1
-                print(f"DIFFERS: {path}")
-                for a, b in zip(steps, stream.get("steps") or []):
-                    if a != b:
-                        print(f"  step {a['step']}: engine {json.dumps(a)}\n  step {b.get('step')}: file   {json.dumps(b)}")
-                        break
-                if len(steps) != len(stream.get("steps") or []):
-                    print(f"  engine ran {len(steps)} steps, file has {len(stream.get('steps') or [])}")
-            else:
-                print(f"same: {os.path.basename(path)} ({len(steps)} steps)")
-            continue
-        stream["source"] = {
-            "kind": "recorded",
-            "engine": "vllm",
-            "repo": "vllm-project/vllm",
-            "commit": args.commit,
-            "version": args.version_note,
-            "script": "tests/conformance/record_vllm_v1.py",
-        }
-        stream["steps"] = steps
-        with open(path, "w") as fh:
-            fh.write(dump(stream))
-        print(f"recorded: {os.path.basename(path)} ({len(steps)} steps)")
-    if args.check:
-        print(f"{len(files) - bad} passed, {bad} failed")
-    return 1 if bad else 0
-
-
-def dump(stream: dict) -> str:
-    """JSON with one line per request and per step, so that a reader can
-    follow a stream step by step."""
-    order = ["family", "name", "description", "source", "settings", "requests", "max_steps", "steps", "notes"]
-    keys = [k for k in order if k in stream] + [k for k in stream if k not in order]
-    lines = ["{"]
-    for i, k in enumerate(keys):
-        v = stream[k]
-        comma = "," if i < len(keys) - 1 else ""
-        if k in ("requests", "steps") and isinstance(v, list):
-            lines.append(f'  "{k}": [')
-            for j, item in enumerate(v):
-                lines.append("    " + json.dumps(item) + ("," if j < len(v) - 1 else ""))
-            lines.append("  ]" + comma)
-        else:
-            lines.append(f'  "{k}": ' + json.dumps(v) + comma)
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    source = {
+        "kind": "recorded",
+        "engine": "vllm",
+        "repo": "vllm-project/vllm",
+        "commit": args.commit,
+        "version": args.version_note,
+        "script": "tests/conformance/record_vllm_v1.py",
+    }
+    steps_of = lambda stream: Recorder(stream["settings"]).run(stream)  # noqa: E731
+    return process_streams(stream_files(FAMILY_DIR, args.files), steps_of, args.check, source)
 
 
 if __name__ == "__main__":
