@@ -56,7 +56,8 @@ export function outputFileProblem(
   if (path === "") return `${flag}: expected a file path, got ''`;
   const shown = clip(path);
   if (path.includes("\0")) return `${flag}: ${shown} holds a NUL character; no file can be named so`;
-  if (statOf(path)?.isDirectory) return `${flag}: ${shown} is a directory; expected a file path`;
+  const target = statOf(path);
+  if (target?.isDirectory) return `${flag}: ${shown} is a directory; expected a file path`;
   if (/[\\/]$/.test(path) || /(^|[\\/])\.\.?$/.test(path)) {
     return `${flag}: ${shown} names a folder; expected a file path`;
   }
@@ -66,7 +67,6 @@ export function outputFileProblem(
   if (inFolder && lstatOf(path)?.isSymlink) {
     return `${flag}: ${shown} is a symbolic link; outputs are never written through one (remove it)`;
   }
-  const target = statOf(path);
   if (inFolder && target && !target.isFile) return `${flag}: ${shown} is not a regular file (a FIFO, device or socket)`;
   if (target) {
     const input = inputs.find((i) => sameFile(statOf(i), target));

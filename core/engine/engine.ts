@@ -30,7 +30,7 @@ import { runsSglangLoop, SglangFormer } from "./sglang_former.ts";
 import { accountStep, applyStep, engineStats } from "./step_accounting.ts";
 import type { EngineSpec, EngineStats } from "./types.ts";
 import type { EngineState } from "./engine_state.ts";
-import { unservable, unservableCategory } from "./unservable.ts";
+import { reservesLastToken, unservable, unservableCategory } from "./unservable.ts";
 import type { Unservable } from "./unservable.ts";
 
 export { LAZY_AFTER } from "./lazy_decode.ts";
@@ -111,6 +111,8 @@ export class Engine implements EngineLoad, EngineState {
   readonly finished: Request[] = [];
   /** Steps left in the current multi-step window (0: the next step is scheduled afresh). */
   windowLeft = 0;
+  /** Whether a lifetime reservation counts the last output token too (unservable.ts's rule). */
+  readonly #lastToken: boolean;
   /** Seats given so far (see {@link Request.seat}). */
   #seats = 0;
 
@@ -131,6 +133,7 @@ export class Engine implements EngineLoad, EngineState {
     );
     this.admission = this.scheduler.admission;
     this.batching = this.scheduler.batching;
+    this.#lastToken = reservesLastToken(spec);
     this.former = new StepFormer(this);
     // SGLang's own loop on an aggregated engine without drafts or multi-step windows; elsewhere the step former.
     const own = runsSglangLoop(spec);
@@ -159,10 +162,8 @@ export class Engine implements EngineLoad, EngineState {
    * last.
    */
   kvTokens(input: number, output: number): number {
-    // A scheduler whose lifetime reservation counts the last token too (TensorRT-LLM's GUARANTEED_NO_EVICT) counts
-    // one more, as unservable.ts does.
-    const last = this.scheduler.reservesLastToken && !this.admission.preempts;
-    return this.spec.role === "prefill" ? input : input + output - (last ? 0 : 1);
+    // A lifetime reservation that counts the last token too (TensorRT-LLM's GUARANTEED_NO_EVICT) counts one more.
+    return this.spec.role === "prefill" ? input : input + output - (this.#lastToken ? 0 : 1);
   }
 
   /**

@@ -11,19 +11,26 @@ import type { EngineSpec } from "./types.ts";
 import { runsSglangLoop } from "./sglang_former.ts";
 
 /**
+ * Whether admission on an engine of this spec sets aside a request's whole
+ * lifetime counting its last output token too (TensorRT-LLM's
+ * GUARANTEED_NO_EVICT: prompt + max_new_tokens), one more than its KV holds.
+ */
+export function reservesLastToken(s: EngineSpec): boolean {
+  return SCHEDULERS[s.scheduler ?? "generic"].reservesLastToken && !ADMISSION_POLICY[s.admission].preempts;
+}
+
+/**
  * Tokens of KV a request must be able to hold here: its prompt and every
  * output token but the last, or all of them where admission sets aside a
- * request's whole lifetime counting its last token (TensorRT-LLM's
- * GUARANTEED_NO_EVICT): such a request is never admitted otherwise.
+ * request's whole lifetime counting its last token: such a request is
+ * never admitted otherwise.
  */
 function lifetimeTokens(s: EngineSpec, input: number, output: number): number {
-  const scheduler = SCHEDULERS[s.scheduler ?? "generic"];
   if (runsSglangLoop(s)) {
     // SGLang admits a request only when its prompt and clipped output are fewer than the free tokens (`>=` refuses).
-    return input + Math.min(output, scheduler.newTokenRatio!.clip) + 1;
+    return input + Math.min(output, SCHEDULERS.sglang.newTokenRatio!.clip) + 1;
   }
-  const last = scheduler.reservesLastToken && !ADMISSION_POLICY[s.admission].preempts;
-  return input + output - (last ? 0 : 1);
+  return input + output - (reservesLastToken(s) ? 0 : 1);
 }
 
 /** Why a request can never complete on an engine. */
