@@ -184,15 +184,18 @@ Deno.test("more measured figures than a fit takes are refused where they pass th
     ));
 });
 
-Deno.test("a fit reports its trials as it goes, ending at the budget", () => {
-  const instances = [readYaml("i.yaml", { readText: () => INSTANCE, isDirectory: () => false })];
-  const common = readYaml("c.yaml", { readText: () => COMMON, isDirectory: () => false });
-  const setup = {
-    instances,
-    common,
+/** A calibration setup of the test's instance and common files on the catalog H100. */
+function h100Setup() {
+  return {
+    instances: [readYaml("i.yaml", { readText: () => INSTANCE, isDirectory: () => false })],
+    common: readYaml("c.yaml", { readText: () => COMMON, isDirectory: () => false }),
     fs: { readText: () => "", isDirectory: () => false },
     device: DEVICE_CATALOG.H100_SXM_80G,
   };
+}
+
+Deno.test("a fit reports its trials as it goes, ending at the budget", () => {
+  const setup = h100Setup();
   const runs = readMeasurements("m.csv", CSV);
   const options = { parameters: ["step_overhead", "memory"] as const, folds: 2, iterations: 3 };
   const reports: [number, number][] = [];
@@ -243,14 +246,7 @@ Deno.test("a vLLM result of 1e9 requests is an error at its own completed key, w
 });
 
 Deno.test("what the simulator cannot repeat is an error at the results file's key, before any simulation", () => {
-  const instances = [readYaml("i.yaml", { readText: () => INSTANCE, isDirectory: () => false })];
-  const common = readYaml("c.yaml", { readText: () => COMMON, isDirectory: () => false });
-  const setup = {
-    instances,
-    common,
-    fs: { readText: () => "", isDirectory: () => false },
-    device: DEVICE_CATALOG.H100_SXM_80G,
-  };
+  const setup = h100Setup();
   const vllm = (o: Record<string, unknown>) =>
     JSON.stringify({ completed: 4, total_input_tokens: 512, total_output_tokens: 32, median_ttft_ms: 20, ...o });
   const fails = (text: string, message: string) =>
