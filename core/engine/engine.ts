@@ -115,6 +115,11 @@ export class Engine implements EngineLoad, EngineState {
   readonly #lastToken: boolean;
   /** Seats given so far (see {@link Request.seat}). */
   #seats = 0;
+  /**
+   * The step's preempted requests, held out of the waiting queue until its
+   * admissions are done (a scheduler that admits after preempting: vLLM V0).
+   */
+  readonly #victims?: Request[];
 
   /**
    * @param index position in the simulation's engine list
@@ -134,6 +139,7 @@ export class Engine implements EngineLoad, EngineState {
     this.admission = this.scheduler.admission;
     this.batching = this.scheduler.batching;
     this.#lastToken = reservesLastToken(spec);
+    if (this.scheduler.admitsAfterPreemption) this.#victims = [];
     this.former = new StepFormer(this);
     // SGLang's own loop on an aggregated engine without drafts or multi-step windows; elsewhere the step former.
     const own = runsSglangLoop(spec);
@@ -283,6 +289,18 @@ export class Engine implements EngineLoad, EngineState {
 
   /** Forms the step once: 1 when it scheduled tokens, 0 when not, -1 when not but it preempted. */
   #formOnce(): number {
+    const ran = this.#form();
+    const victims = this.#victims;
+    if (victims === undefined || victims.length === 0) return ran;
+    // The step's admissions are done: its victims wait again, in preemption order, so that the last one
+    // preempted is the first to wait (vLLM V0's extendleft).
+    for (const v of victims) this.waiting.pushFront(v);
+    victims.length = 0;
+    return ran > 0 ? 1 : -1;
+  }
+
+  /** {@link #formOnce} before the step's victims wait again. */
+  #form(): number {
     const s = this.spec;
     const b = this.shape;
     b.tokens =
@@ -321,14 +339,16 @@ export class Engine implements EngineLoad, EngineState {
    * Gives running request `r` `need` more KV blocks: from its own
    * reservation first (0 ≤ reserved ≤ free), then from the free blocks
    * nobody else set aside, making room when they are short ({@link #makeRoomFor}).
+   * A scheduler that counts touched blocks may ask for `room` > `need`
+   * free blocks before `r` continues (none of which it takes beyond `need`).
    *
    * @returns what making room did ({@link ROOM_LOST}: `r` was preempted and got nothing)
    */
-  grow(r: Request, need: number): number {
+  grow(r: Request, need: number, room = need): number {
     let made = ROOM_FREED;
-    if (!this.ledger.drawOwn(r, need)) {
+    if (!this.ledger.drawOwn(r, need) || room > this.ledger.unreserved) {
       if (!this.admission.preempts) throw new RangeError(`request ${r.id} outgrew the KV blocks set aside for it`);
-      made = this.#makeRoomFor(r, need);
+      made = this.#makeRoomFor(r, need > room ? need : room);
       if (made === ROOM_LOST) return made;
     }
     this.ledger.pool.allocate(need);
@@ -355,6 +375,9 @@ export class Engine implements EngineLoad, EngineState {
       const victim = run.pop()!;
       if (run.length < this.lazy.cohort) this.lazy.leave(victim);
       dropKv(this, victim);
+      // Back to the front of the waiting queue: now, or after the step's admissions (vLLM V0).
+      if (this.#victims) this.#victims.push(victim);
+      else this.waiting.pushFront(victim);
       if (victim === r) return ROOM_LOST;
       made = ROOM_PREEMPTED;
       ledger.makeRoom(need + ledger.reserved);

@@ -62,8 +62,11 @@ export interface EngineState {
   kvTokens(input: number, output: number): number;
   /** `r` joins the end of the batch. */
   seat(r: Request): void;
-  /** Gives running request `r` `need` more KV blocks, preempting when short (a ROOM_ value). */
-  grow(r: Request, need: number): number;
+  /**
+   * Gives running request `r` `need` more KV blocks, preempting when short
+   * or when fewer than `room` blocks are free (a ROOM_ value).
+   */
+  grow(r: Request, need: number, room?: number): number;
   /** `r` produced its last token at `now`: it leaves. */
   finish(r: Request, now: number): void;
 }

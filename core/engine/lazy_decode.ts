@@ -23,6 +23,7 @@
  *
  * @module
  */
+import type { Scheduler } from "../policy/mod.ts";
 import type { KvLedger } from "./kv_ledger.ts";
 import { ROOM_FREED, ROOM_LOST } from "./kv_ledger.ts";
 import type { Request } from "./request.ts";
@@ -47,6 +48,8 @@ export interface LazyHost {
   readonly blockSize: number;
   /** Whether the engine may preempt a running request when blocks run out. */
   readonly preempts: boolean;
+  /** Its scheduler (whether a decode needs a free block even when it takes none). */
+  readonly scheduler: Pick<Scheduler, "countsTouchedBlocks">;
   /** Steps run so far. */
   readonly steps: number;
   /** Gives running request `r` `need` more blocks, preempting when short (a ROOM_ value). */
@@ -164,6 +167,8 @@ export class LazyDecode {
   served = false;
   readonly #host: LazyHost;
   readonly #after: number;
+  /** Whether each decode needs a free block (vLLM V0's touched-block count). */
+  readonly #touched: boolean;
   /** No request joins the cohort before this many steps (see {@link LAZY_AFTER}). */
   #joinAfter = 0;
   /** Lag → the cohort requests that need a new KV block at that step. */
@@ -180,6 +185,7 @@ export class LazyDecode {
     this.#host = host;
     this.allowed = allowed && after < Infinity;
     this.#after = after;
+    this.#touched = host.scheduler.countsTouchedBlocks;
     this.#blockDue = new BlockSteps(this.allowed ? host.blockSize : 0);
   }
 
@@ -201,12 +207,16 @@ export class LazyDecode {
     const blockSteps = this.#blockDue;
     const n = blockSteps.count(k);
     let preempted = false;
+    // vLLM V0 lets each decode go on only while a block is free, even one that needs none: the cohort is served
+    // lazily when one block is still free after its growth (then each of its decodes saw one), else one by one.
+    if (n === 0 && this.#touched && host.ledger.unreserved < 1) return -1;
     if (n > 0) {
       let growing = blockSteps.list(k);
       // A request with blocks set aside takes its own (free and reserved both drop by one); each other
       // one takes one of the free blocks nobody set aside.
       let unreserved = 0;
       for (let i = 0; i < n; i++) if (growing[i].reserved === 0) unreserved++;
+      if (this.#touched && host.ledger.unreserved - unreserved < 1) return -1;
       const short = unreserved > host.ledger.unreserved;
       if (short && !host.preempts) return -1;
       // The list stays readable: what is added below goes to later steps (a block lasts at least one).

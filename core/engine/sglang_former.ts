@@ -280,7 +280,8 @@ export class SglangFormer {
         const victim = order.pop()!;
         const at = e.running.indexOf(victim);
         e.running.splice(at, 1);
-        dropKv(e, victim, true);
+        dropKv(e, victim);
+        e.waiting.push(victim);
         retracted = true;
       } while (!enough(order));
       this.running = order;

@@ -32,6 +32,14 @@ export class StepFormer implements StepBuilder {
   readonly #chunkCap: number;
   /** Whether a prompt chunk cut short by the budget is rounded down to whole blocks. */
   readonly #inBlocks: boolean;
+  /** Blocks admission leaves free (the scheduler's watermark). */
+  readonly #watermark: number;
+  /** Whether a running request needs every block its new tokens touch free (vLLM V0). */
+  readonly #touched: boolean;
+  /** Whether admission goes on in a step that preempted (vLLM V0 with chunked prefill). */
+  readonly #admitsAfter: boolean;
+  /** Whether admission takes the blocks of the whole (re)computation (vLLM V0). */
+  readonly #wholePrompt: boolean;
 
   /** @param engine the engine whose steps this forms */
   constructor(engine: EngineState) {
@@ -40,6 +48,10 @@ export class StepFormer implements StepBuilder {
     this.#chunkCap = engine.spec.prefillChunkCap || Infinity;
     // A budget under one block could never take a rounded chunk: chunks are then cut in tokens.
     this.#inBlocks = engine.scheduler.chunkInBlocks && engine.spec.maxTokens >= engine.spec.blockSize;
+    this.#watermark = Math.floor(engine.scheduler.watermark * engine.spec.kvBlocks);
+    this.#touched = engine.scheduler.countsTouchedBlocks;
+    this.#admitsAfter = engine.scheduler.admitsAfterPreemption;
+    this.#wholePrompt = engine.scheduler.admitsWholePrompt;
   }
 
   /** Tokens scheduled so far in this step. */
@@ -83,6 +95,7 @@ export class StepFormer implements StepBuilder {
    * preempting the newest running request when KV blocks run out.
    *
    * @returns the token budget left, or -1 when something was preempted
+   * (and the scheduler admits nothing after a preemption)
    */
   serve(budget: number, only: number): number {
     const e = this.#e;
@@ -133,7 +146,18 @@ export class StepFormer implements StepBuilder {
         if (n === 0) continue;
       }
       // Most steps stay inside the request's last block: no division then.
-      if (r.computed + n > r.blocks * bs) {
+      if (this.#touched) {
+        // vLLM V0 counts every block the new tokens touch as needing a free one (can_append_slots): a decode's
+        // tokens from its last block on; a later prompt chunk, whose blocks admission took, none but the
+        // prompt's last block when it is partly filled.
+        const grow = r.computed + n > r.blocks * bs ? Math.ceil((r.computed + n) / bs) - r.blocks : 0;
+        const room = decoding ? 1 + Math.ceil((n - bs + r.computed % bs) / bs) : (left + r.computed) % bs > 0 ? 1 : 0;
+        if (grow > 0 || room > e.ledger.unreserved) {
+          const grown = e.grow(r, grow, room);
+          if (grown !== ROOM_FREED) preempted = true;
+          if (grown === ROOM_LOST) break;
+        }
+      } else if (r.computed + n > r.blocks * bs) {
         const grown = e.grow(r, Math.ceil((r.computed + n) / bs) - r.blocks);
         if (grown !== ROOM_FREED) preempted = true;
         if (grown === ROOM_LOST) break; // r itself was preempted, and every request after it
@@ -152,7 +176,7 @@ export class StepFormer implements StepBuilder {
     b.decodeSeqs += decodes;
     b.decodeTokens += decodes;
     b.decodeContext += decodeContext;
-    return preempted ? -1 : budget;
+    return preempted && !this.#admitsAfter ? -1 : budget;
   }
 
   /**
@@ -236,7 +260,8 @@ export class StepFormer implements StepBuilder {
           continue;
         }
       }
-      const need = Math.ceil((past + n) / bs) - hit;
+      // vLLM V0 allocates the whole (re)computation's blocks at admission, chunked or not.
+      const need = Math.ceil((past + (this.#wholePrompt ? remaining : n)) / bs) - hit;
       // The admission policy decides what is set aside beside the chunk
       // (GUARANTEED_NO_EVICT: every block the request will hold here); hit
       // blocks are cached already: only the rest is new.
@@ -249,7 +274,7 @@ export class StepFormer implements StepBuilder {
         (skipped ??= []).push(e.waiting.shift()!);
         continue;
       }
-      const fits = whole && full <= ledger.available - hitFree;
+      const fits = whole && full <= ledger.available - hitFree - this.#watermark;
       if (!fits) break;
       e.waiting.shift();
       this.admit(r, hit, need, full);

@@ -33,13 +33,34 @@ function lifetimeTokens(s: EngineSpec, input: number, output: number): number {
   return input + output - (reservesLastToken(s) ? 0 : 1);
 }
 
+/**
+ * KV blocks a request must find here to complete. Mostly its lifetime's
+ * tokens in blocks; under vLLM V0's block manager also: the watermark
+ * beside a readmission (a request preempted late recomputes its prompt and
+ * all but its last output token, and V0 never readmits one that leaves
+ * fewer than the watermark free: `AllocStatus.NEVER`), and a free block
+ * beside those it holds at its last decode (`can_append_slots` counts the
+ * touched blocks, plus those its drafts reach). Asking for these up front
+ * reports a request V0 would drop only if it were preempted; the engine
+ * would otherwise wait for blocks it can never have.
+ */
+function lifetimeBlocks(s: EngineSpec, input: number, output: number): number {
+  const bs = s.blockSize;
+  const blocks = Math.ceil(lifetimeTokens(s, input, output) / bs);
+  const sched = SCHEDULERS[s.scheduler ?? "generic"];
+  if (!sched.countsTouchedBlocks || !ADMISSION_POLICY[s.admission].preempts || runsSglangLoop(s)) return blocks;
+  const readmit = blocks + Math.floor(sched.watermark * s.kvBlocks);
+  const lastDecode = output > 1 ? Math.ceil((input + output - 2) / bs) + 1 + Math.ceil(s.draftTokens / bs) : 0;
+  return readmit > lastDecode ? readmit : lastDecode;
+}
+
 /** Why a request can never complete on an engine. */
 export type Unservable = "context" | "kv" | "budget";
 
 /** Why a request of `input` prompt and `output` generated tokens can never complete here, or undefined. */
 export function unservable(s: EngineSpec, input: number, output: number): Unservable | undefined {
   if (s.maxModelLen !== undefined && input + output > s.maxModelLen) return "context";
-  if (Math.ceil(lifetimeTokens(s, input, output) / s.blockSize) > s.kvBlocks) return "kv";
+  if (lifetimeBlocks(s, input, output) > s.kvBlocks) return "kv";
   if (!s.chunkedPrefill && input > s.maxTokens) return "budget";
   return undefined;
 }
@@ -55,8 +76,11 @@ export function unservableReason(s: EngineSpec, input: number, output: number): 
       return `prompt + output (${input + output} tokens) exceeds the model's context length (${s.maxModelLen})`;
     case "kv": {
       const tokens = lifetimeTokens(s, input, output);
-      const blocks = Math.ceil(tokens / s.blockSize);
-      return `needs ${blocks} KV blocks (${tokens} tokens) but an engine holds ${s.kvBlocks} (${
+      const blocks = lifetimeBlocks(s, input, output);
+      const extra = blocks > Math.ceil(tokens / s.blockSize)
+        ? " with the free blocks vLLM V0's block manager keeps"
+        : "";
+      return `needs ${blocks} KV blocks (${tokens} tokens${extra}) but an engine holds ${s.kvBlocks} (${
         s.kvBlocks * s.blockSize
       } tokens)`;
     }

@@ -86,6 +86,33 @@ export interface Scheduler {
    */
   readonly reservesLastToken: boolean;
   /**
+   * Whether admission allocates the blocks of a request's whole
+   * (re)computation at once, even when it is then prefilled in chunks
+   * (vLLM V0's `BlockSpaceManager.allocate`), rather than those of its
+   * first chunk.
+   */
+  readonly admitsWholePrompt: boolean;
+  /**
+   * Share of all KV blocks that admission leaves free: a request is
+   * admitted only if ⌊share × blocks⌋ blocks stay free after it (vLLM V0's
+   * block-manager watermark, 0.01); 0: none.
+   */
+  readonly watermark: number;
+  /**
+   * Whether a running request continues only while every block its new
+   * tokens touch is free, as if each needed a copy (vLLM V0's worst-case
+   * `can_append_slots`): a decode needs one free block even when its last
+   * block has room, and a later prefill chunk one when the prompt's last
+   * block is partly filled. Assumes {@link admitsWholePrompt}.
+   */
+  readonly countsTouchedBlocks: boolean;
+  /**
+   * Whether waiting requests are still admitted in a step that preempted
+   * (vLLM V0 with chunked prefill: the victims rejoin the waiting queue
+   * after the step's admissions), rather than none (vLLM V1).
+   */
+  readonly admitsAfterPreemption: boolean;
+  /**
    * How a step is formed: `continuous` — the engine's step former, driven
    * by `batching` and `admission` (vLLM, TensorRT-LLM and the others);
    * `sglang` — SGLang's own loop (core/engine/sglang_former.ts), whose
@@ -129,8 +156,10 @@ export interface NewTokenRatio {
 /**
  * The decisions most engines share, which a scheduler file spreads and
  * overrides: the newest running request is preempted first and
- * recomputed; admission is head-of-line; chunks are cut at the budget; a
- * reservation counts the KV a request holds.
+ * recomputed; admission is head-of-line and takes the blocks of the
+ * first chunk, with no watermark; chunks are cut at the budget; a
+ * reservation counts the KV a request holds; a running request needs only
+ * the blocks it takes; nothing is admitted in a step that preempted.
  */
 export const COMMON_DECISIONS = {
   victim: "newest",
@@ -138,6 +167,10 @@ export const COMMON_DECISIONS = {
   skipOversized: false,
   chunkInBlocks: false,
   reservesLastToken: false,
+  admitsWholePrompt: false,
+  watermark: 0,
+  countsTouchedBlocks: false,
+  admitsAfterPreemption: false,
   former: "continuous",
 } as const satisfies Partial<Scheduler>;
 
@@ -158,6 +191,9 @@ export const COMMON_DECISIONS = {
  * ```
  */
 export function withParts(s: Scheduler, admission: Admission, batching: BatchFormation): Scheduler {
-  // An engine's own loop runs its own parts only: replaced parts run on the engine's step former.
-  return admission === s.admission && batching === s.batching ? s : { ...s, admission, batching, former: "continuous" };
+  // An engine's own loop runs its own parts only: replaced parts run on the engine's step former. An admission
+  // that never preempts has set aside every block a request grows into: no running request waits for more.
+  if (admission === s.admission && batching === s.batching) return s;
+  const touched = s.countsTouchedBlocks && admission.preempts;
+  return { ...s, admission, batching, former: "continuous", countsTouchedBlocks: touched };
 }
