@@ -41,6 +41,8 @@ interface StreamRequest {
   readonly output_tokens: number;
   readonly shared_prefix?: number;
   readonly prefix_group?: string;
+  /** MindIE: it reaches the engine just before its arrival step is scheduled (not due before the next). */
+  readonly late_arrival?: boolean;
 }
 
 /** A request's shared prompt start as the simulator's workload gives it: one id per token, equal within a group. */
@@ -82,6 +84,10 @@ interface Family {
   ours(x: ReplayStep): Record<string, unknown>;
   /** The stream's step, with the fields compared (sets sorted). */
   theirs(x: Record<string, unknown>): Record<string, unknown>;
+  /** How long a step lasts, µs (1,000 unless the family's streams state one). */
+  stepUs?(s: Record<string, unknown>): number;
+  /** When a request reaches the engine, µs (at the scheduling of its arrival step unless the family says). */
+  arrivalUs?(q: StreamRequest, s: Record<string, unknown>): number;
 }
 
 const sorted = (x: unknown) => [...(x as string[] ?? [])].sort();
@@ -141,6 +147,52 @@ const FAMILIES: Record<string, Family> = {
       mixPrefillDecode: s.chunked_prefill as boolean,
       admission: "greedy",
     }),
+    ours: (x) => ({
+      step: x.step,
+      scheduled: x.scheduled,
+      admitted: x.admitted,
+      resumed: x.resumed,
+      preempted: x.preempted,
+      finished: x.finished,
+      running: x.running,
+      waiting: x.waiting,
+      free_blocks: x.freeBlocks,
+    }),
+    theirs: (x) => ({
+      step: x.step,
+      scheduled: x.scheduled,
+      admitted: x.admitted,
+      resumed: x.resumed ?? [],
+      preempted: sorted(x.preempted),
+      finished: x.finished,
+      running: x.running,
+      waiting: x.waiting,
+      free_blocks: x.free_blocks,
+    }),
+  },
+  mindie: {
+    spec: (s) => ({
+      scheduler: "mindie" as SchedulerName,
+      blockSize: s.cacheBlockSize as number,
+      kvBlocks: s.npuBlockNum as number,
+      // The prefill budget: max(maxSeqLen, maxPrefillTokens) (scheduler.cpp L300-L302).
+      maxTokens: Math.max(s.maxSeqLen as number, s.maxPrefillTokens as number),
+      maxSeqs: s.maxBatchSize as number,
+      chunkedPrefill: s.enableChunkedPrefill as boolean,
+      prefixCaching: s.enablePrefixCache as boolean,
+      mixPrefillDecode: s.enableChunkedPrefill as boolean,
+      admission: "greedy",
+      mindieTuning: {
+        maxPrefillBatchSize: s.maxPrefillBatchSize as number,
+        queueDelayUs: s.maxQueueDelayMicroseconds as number,
+      },
+    }),
+    // Every step outlasts the queue delay; a request arrives the delay before its arrival step is scheduled, or
+    // (late) just before it, due only from the next step (tests/conformance/README.md, "mindie", Time).
+    stepUs: (s) => (s.assumed_step_ms as number) * 1000,
+    arrivalUs: (q, s) =>
+      q.arrival_step * (s.assumed_step_ms as number) * 1000 -
+      (q.late_arrival ? 1 : s.maxQueueDelayMicroseconds as number),
     ours: (x) => ({
       step: x.step,
       scheduled: x.scheduled,
@@ -256,8 +308,6 @@ const FAMILIES: Record<string, Family> = {
 
 /** Families whose scheduler does not follow its engine on every stream yet, and what differs. */
 const PENDING: Record<string, string> = {
-  mindie:
-    "MindIE (18 streams derived from Ascend/MindIE-LLM@8b4871a's C++ scheduler) differs from the simulator's mindie scheduler: admission takes the whole prompt's blocks with nothing set aside for the output (not guaranteed-no-evict), and the tail of the running queue is preempted by recompute to the back of the waiting queue; a prefill step waits for the head's 5 ms queue delay and for 5% of the blocks free, follows an empty round with a decode, and does not count running requests against maxBatchSize; a finished request's blocks come back at the next decode round only",
   lmdeploy:
     "LMDeploy TurboMind (14 streams derived from InternLM/lmdeploy@f36aa71 (0.10.2)) differs from the simulator's lmdeploy scheduler: every step serves the whole batch in arrival order (older prefill chunks before newer decodes) under a budget that follows the pending prefill over a window of max_prefill_iters steps; a request that does not fit is skipped (no head-of-line), an older one preempts the newest ones even before it ever ran, evicting only the blocks it is short of, newest tail blocks first, and a victim keeps its surviving prefix, its seat and its priority; the newest request short of a block stalls instead of preempting itself; admission takes the whole prompt's blocks plus one token",
 };
@@ -272,8 +322,20 @@ const PENDING: Record<string, string> = {
 const ASYNC_OUTPUT =
   "vLLM V0's async output processing (a finished request runs one more discarded decode and frees its blocks a step later) is not modelled: one extra decode row per request lifetime";
 
+/** MindIE's chunked prefill, which runs on the step former, not MindIE's loop. */
+const MINDIE_SPLITFUSE =
+  "MindIE's SplitFuse chunked prefill (a plugin, off by default) runs on the engine's step former with mixed batching and whole-prompt admission, not MindIE's loop: its running-queue order and delayed release are not followed";
+
 /** Streams of a checked family that exercise a mode the simulator does not model, and why it needs none. */
 const UNMODELLED: Record<string, string> = {
+  "mindie/13_swap_max_preempt_count":
+    "MindIE's swapping (maxPreemptCount > 0; the default 0 recomputes): no serving configuration names it",
+  "mindie/14_select_batch_tpt":
+    "MindIE's supportSelectBatch stage policy (off by default): no serving configuration names it",
+  "mindie/15_first_token_wait_preempts":
+    "MindIE's maxFirstTokenWaitTime preemption (2,500 ms by default, which the streams' loads never reach): no serving configuration names it",
+  "mindie/16_chunked_prefill": MINDIE_SPLITFUSE,
+  "mindie/17_chunked_prefill_chunk_size": MINDIE_SPLITFUSE,
   "vllm_v0/14_async_output_finish_lag": ASYNC_OUTPUT,
   "vllm_v0/15_async_output_preempt": ASYNC_OUTPUT,
   "sglang/12_ignore_eos_admission":
@@ -289,10 +351,14 @@ function streams(family: string): Stream[] {
 /** Replays `s` through our engine: what it did at each step. */
 function replay(s: Stream, family: Family): ReplayStep[] {
   // Every request accounted at every step (no lazy cohort): each one's tokens of the step are visible.
-  const e = new Engine(0, engineSpec({ ...family.spec(s.settings), cost: { stepTime: () => 1e-3 } }), Infinity);
-  const reqs = s.requests.map((q, i) =>
-    new Request(i, q.prompt_tokens, q.output_tokens, q.arrival_step * 1000, prefixOf(q))
-  );
+  const stepUs = family.stepUs?.(s.settings) ?? 1000;
+  const e = new Engine(0, engineSpec({ ...family.spec(s.settings), cost: { stepTime: () => stepUs / 1e6 } }), Infinity);
+  const reqs = s.requests.map((q, i) => {
+    const at = family.arrivalUs?.(q, s.settings) ?? q.arrival_step * stepUs;
+    const r = new Request(i, q.prompt_tokens, q.output_tokens, at, prefixOf(q));
+    r.queued = at;
+    return r;
+  });
   const name = (r: Request) => s.requests[r.id].id;
   const seen = new Set<number>();
   const out: ReplayStep[] = [];
@@ -301,7 +367,7 @@ function replay(s: Stream, family: Family): ReplayStep[] {
     for (const r of reqs) if (s.requests[r.id].arrival_step === k) e.enqueue(r);
     const before = new Map(reqs.map((r) => [r.id, r.preemptions]));
     const wasRunning = new Set(e.running.map((r) => r.id));
-    e.schedule();
+    e.schedule(k * stepUs);
     const scheduled: Record<string, number> = {};
     const context: string[] = [];
     const generation: string[] = [];
@@ -318,8 +384,8 @@ function replay(s: Stream, family: Family): ReplayStep[] {
       seen.add(r.id);
     }
     const preempted = reqs.filter((r) => r.preemptions > before.get(r.id)!).map(name).sort();
-    e.account(1000);
-    const finished = e.completeStep((k + 1) * 1000).map(name);
+    e.account(stepUs);
+    const finished = e.completeStep((k + 1) * stepUs).map(name);
     out.push({
       step: k,
       scheduled,

@@ -25,9 +25,10 @@ import { HEADLINE_COMMON, HEADLINE_INSTANCES } from "../bench/_headline.ts";
 import { buildPlan } from "../core/assembly/plan.ts";
 import { memoryFs } from "./_helpers.ts";
 import { loadConfig } from "../core/config/load.ts";
-import { SCHEDULER_NAMES } from "../core/policy/mod.ts";
+import { SCHEDULER_NAMES, SCHEDULERS } from "../core/policy/mod.ts";
 import type { SchedulerName } from "../core/policy/mod.ts";
 import { runsSglangLoop } from "../core/engine/sglang_former.ts";
+import { runsMindieLoop } from "../core/engine/mindie_former.ts";
 import assert from "node:assert/strict";
 import * as fc from "fast-check";
 import { simulate } from "../core/engine/simulator.ts";
@@ -120,7 +121,11 @@ function checkRun(inp: SimulationInput, label: string, reference = true): void {
       if (!(s.start >= lastStart)) assert.fail(`${label}: clock monotone`);
       if (!(s.start >= (lastEnd.get(s.engine) ?? 0))) assert.fail(`${label}: one step at a time`);
       if (!(s.duration >= 1)) assert.fail(`${label}: a step takes time`);
-      if (!(s.seqs >= 1 && s.seqs <= e.maxSeqs)) assert.fail(`${label}: ${s.seqs} sequences in a step`);
+      // MindIE's prefill rounds are capped by maxPrefillBatchSize (50), not maxBatchSize; its steps never mix.
+      const mindie = runsMindieLoop(e);
+      if (mindie && s.prefillTokens > 0 && s.decodeTokens > 0) assert.fail(`${label}: a MindIE step mixes`);
+      const seats = mindie && s.prefillTokens > 0 ? SCHEDULERS.mindie.mindieLoop!.maxPrefillBatchSize : e.maxSeqs;
+      if (!(s.seqs >= 1 && s.seqs <= seats)) assert.fail(`${label}: ${s.seqs} sequences in a step`);
       if (!(s.prefillTokens + s.decodeTokens >= 1)) assert.fail(`${label}: an empty step`);
       // Over budget only: a recomputation longer than the budget, alone (chunked prefill off); under SGLang's loop a
       // decode step (every running request, whatever the chunk budget) or, chunked prefill off, a prefill step up to
@@ -499,6 +504,28 @@ Deno.test("invariants hold on random deployments run by SGLang's own loop (prope
       checkRun(inp, "random SGLang case");
     }),
     { seed: envInt("SERVINGCAST_PBT_SEED", 20261205), numRuns: envInt("SERVINGCAST_PBT_RUNS", 200) },
+  );
+});
+
+Deno.test("invariants hold on random deployments run by MindIE's own loop (property-based)", () => {
+  // Every case forced onto MindIE's loop: its scheduler and admission, prefill-only or decode-only rounds, no chunks.
+  const mindie = caseArb.map((c): Case => ({
+    ...c,
+    engines: c.engines.map((e) => ({ ...e, role: "both" as const })),
+    scheduler: "mindie",
+    admission: "greedy",
+    mixPrefillDecode: false,
+    chunkedPrefill: false,
+    draftTokens: 0,
+    schedulerSteps: 1,
+  }));
+  fc.assert(
+    fc.property(mindie, (c) => {
+      const inp = toInput(c);
+      assert.ok(inp.engines.every((e) => runsMindieLoop(e)));
+      checkRun(inp, "random MindIE case");
+    }),
+    { seed: envInt("SERVINGCAST_PBT_SEED", 20261206), numRuns: envInt("SERVINGCAST_PBT_RUNS", 200) },
   );
 });
 

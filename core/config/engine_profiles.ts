@@ -484,7 +484,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
     launch: "graphs",
     overlap: false,
     source:
-      "MindIE Service config.json defaults (1.0.RC3 and later samples): maxPrefillTokens 8,192, maxBatchSize 200, maxPreemptCount 0 (no preemption: a request is admitted only when it can finish), supportSelectBatch false (prefill batches go first), no chunked prefill or prefix caching unless their plugins are enabled",
+      "MindIE Service config.json defaults (1.0.RC3 and later samples; Ascend/MindIE-LLM@8b4871a src/server/conf/config.json): maxPrefillTokens 8,192, maxBatchSize 200, cacheBlockSize 128, supportSelectBatch false (prefill batches go first), no chunked prefill or prefix caching unless their plugins are enabled; admission takes the prompt's blocks only and maxPreemptCount 0 makes every preemption a recomputation (src/scheduler/policy/fcfs_policy.cpp)",
     kvMemory: "vllm",
     defaults: () => ({
       block_size: 128,
@@ -493,7 +493,7 @@ export const PROFILE_RECORDS: readonly ProfileRecord[] = [
       enable_chunked_prefill: false,
       mix_prefill_decode: false,
       enable_prefix_caching: false,
-      admission_policy: "guaranteed_no_evict",
+      admission_policy: "greedy",
     }),
   },
   {

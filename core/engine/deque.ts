@@ -43,6 +43,11 @@ export class Deque<T> {
     return this.#size ? this.#buf[this.#head] : undefined;
   }
 
+  /** The item `i` places from the front (0: the front), or undefined. */
+  at(i: number): T | undefined {
+    return i >= 0 && i < this.#size ? this.#buf[(this.#head + i) % this.#buf.length] : undefined;
+  }
+
   /** Removes and returns the front item, or undefined. */
   shift(): T | undefined {
     if (!this.#size) return undefined;

@@ -27,6 +27,7 @@ import { dropKv } from "./preemption.ts";
 import type { Request } from "./request.ts";
 import { StepFormer } from "./step_former.ts";
 import { runsSglangLoop, SglangFormer } from "./sglang_former.ts";
+import { MindieFormer, runsMindieLoop } from "./mindie_former.ts";
 import { accountStep, applyStep, engineStats } from "./step_accounting.ts";
 import type { EngineSpec, EngineStats } from "./types.ts";
 import type { EngineState } from "./engine_state.ts";
@@ -60,6 +61,8 @@ export class Engine implements EngineLoad, EngineState {
   readonly former: StepFormer;
   /** SGLang's own loop, when its scheduler is SGLang's (else the batching policy drives the step former). */
   readonly sglang?: SglangFormer;
+  /** MindIE's own loop, when its scheduler is MindIE's. */
+  readonly mindie?: MindieFormer;
   /** Lazy decode accounting over the front of `running`. */
   readonly lazy: LazyDecode;
   /** Prefill role: requests whose prompt is done, to hand to a decode engine (drained by the simulator). */
@@ -146,8 +149,13 @@ export class Engine implements EngineLoad, EngineState {
     if (own) {
       this.sglang = new SglangFormer(this, this.former, { ...this.scheduler.newTokenRatio!, ...spec.sglangTuning });
     }
-    // Not under SGLang's loop: its running batch and the engine's differ in order, which the cohort assumes alike.
-    const lazy = !own && spec.draftTokens === 0 && spec.role !== "prefill" && (spec.schedulerSteps ?? 1) <= 1;
+    if (runsMindieLoop(spec)) {
+      this.mindie = new MindieFormer(this, this.former, { ...this.scheduler.mindieLoop!, ...spec.mindieTuning });
+    }
+    // Not under SGLang's loop: its running batch and the engine's differ in order, which the cohort assumes alike;
+    // nor under MindIE's, which reorders its running queue at every decode round.
+    const lazy = !own && !this.mindie && spec.draftTokens === 0 && spec.role !== "prefill" &&
+      (spec.schedulerSteps ?? 1) <= 1;
     this.lazy = new LazyDecode(this, lazy, lazyAfter);
   }
 
@@ -204,7 +212,7 @@ export class Engine implements EngineLoad, EngineState {
   /** Queues a routed request (a prefill engine takes only its prompt's work). */
   enqueue(r: Request): void {
     this.assign(r);
-    this.waiting.push(r);
+    this.receive(r);
   }
 
   /** Counts a request routed here (the routers' measures) before it reaches the queue ({@link receive}). */
@@ -269,11 +277,12 @@ export class Engine implements EngineLoad, EngineState {
   }
 
   /**
-   * Forms the next step's batch into {@link shape}.
+   * Forms the next step's batch into {@link shape} at time `now` (µs; only
+   * MindIE's loop reads it, for its queue delay).
    *
    * @returns false when nothing can run
    */
-  schedule(): boolean {
+  schedule(now = 0): boolean {
     // Decode role: a pass that preempted and scheduled nothing frees seats
     // that landed requests (which hold their KV) take in a second pass at
     // once, as an engine's loop reschedules right after an empty step;
@@ -282,14 +291,14 @@ export class Engine implements EngineLoad, EngineState {
     // for the next step or event, as before: retrying them at once would
     // only recompute and preempt them again.)
     for (;;) {
-      const ran = this.#formOnce();
+      const ran = this.#formOnce(now);
       if (ran >= 0 || this.ready.size === 0) return ran > 0;
     }
   }
 
   /** Forms the step once: 1 when it scheduled tokens, 0 when not, -1 when not but it preempted. */
-  #formOnce(): number {
-    const ran = this.#form();
+  #formOnce(now: number): number {
+    const ran = this.#form(now);
     const victims = this.#victims;
     if (victims === undefined || victims.length === 0) return ran;
     // The step's admissions are done: its victims wait again, in preemption order, so that the last one
@@ -300,7 +309,7 @@ export class Engine implements EngineLoad, EngineState {
   }
 
   /** {@link #formOnce} before the step's victims wait again. */
-  #form(): number {
+  #form(now: number): number {
     const s = this.spec;
     const b = this.shape;
     b.tokens =
@@ -329,6 +338,7 @@ export class Engine implements EngineLoad, EngineState {
     while (this.ready.size > 0 && this.running.length < s.maxSeqs) this.seat(this.ready.shift()!);
     b.hostShare = 1;
     if (this.sglang) return this.sglang.form();
+    if (this.mindie) return this.mindie.form(now);
     const left = this.batching.form(this.former);
     const steps = s.schedulerSteps ?? 1;
     if (steps > 1 && b.prefillTokens === 0 && b.tokens > 0) this.windowLeft = steps - 1;
@@ -385,15 +395,27 @@ export class Engine implements EngineLoad, EngineState {
     return made;
   }
 
-  /** `r` produced its last token at `now`: it leaves, its blocks freed (listed for {@link completeStep}'s caller). */
-  finish(r: Request, now: number): void {
+  /**
+   * `r` produced its last token at `now`: it is done (listed for
+   * {@link completeStep}'s caller) and leaves, its blocks freed — except
+   * under MindIE's loop, which keeps it in the batch with its blocks until
+   * its next decode round.
+   *
+   * @returns whether it left the batch
+   */
+  finish(r: Request, now: number): boolean {
     r.finish = now;
-    this.ledger.unreserve(r);
-    this.ledger.release(r, r.blocks, true);
-    r.blocks = 0;
     this.active--;
     this.served++;
     this.finished.push(r);
+    if (this.mindie) {
+      this.mindie.lingering++;
+      return false;
+    }
+    this.ledger.unreserve(r);
+    this.ledger.release(r, r.blocks, true);
+    r.blocks = 0;
+    return true;
   }
 
   /** Counts the step about to run for `dt` µs (occupancy and utilisation). */

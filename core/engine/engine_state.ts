@@ -67,6 +67,6 @@ export interface EngineState {
    * or when fewer than `room` blocks are free (a ROOM_ value).
    */
   grow(r: Request, need: number, room?: number): number;
-  /** `r` produced its last token at `now`: it leaves. */
-  finish(r: Request, now: number): void;
+  /** `r` produced its last token at `now`: it is done and (unless its engine keeps it a round) leaves. */
+  finish(r: Request, now: number): boolean;
 }

@@ -75,6 +75,9 @@ Deno.test("Deque takes items at both ends and grows", () => {
   assert.equal(d.shift(), -1);
   assert.equal(d.shift(), 0);
   assert.equal(d.peek(), 1);
+  // Indexed from the front, across the ring's wrap (the front was taken from its end).
+  d.pushFront(-5);
+  assert.deepEqual([d.at(0), d.at(1), d.at(39), d.at(40), d.at(-1)], [-5, 1, 39, undefined, undefined]);
 });
 
 Deno.test("BlockPool refuses to go over capacity or under zero", () => {

@@ -20,6 +20,8 @@ export class Request {
   readonly arrival: number;
   /** When the client sent it (after any max_concurrency wait). */
   send = -1;
+  /** When it reached its engine's waiting queue, µs (after the per-request latency). */
+  queued = 0;
   /** When its first output token was produced. */
   firstToken = -1;
   /** When its last output token was produced. */

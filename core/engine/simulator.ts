@@ -188,7 +188,9 @@ class Simulation {
 
   /** A sent request reaches its engine's queue after the per-request latency. */
   #requestIn(e: Engine): void {
-    e.receive(this.#transit[e.index].shift()!);
+    const r = this.#transit[e.index].shift()!;
+    r.queued = this.#now;
+    e.receive(r);
     this.#wake(e);
   }
 
@@ -196,12 +198,17 @@ class Simulation {
   #engineWake(e: Engine): void {
     e.wakePending = false;
     if (e.busy) return;
-    if (!e.schedule()) {
-      // SGLang's loop turns again right after an idle turn that unblocked its admission.
+    const now = this.#now;
+    if (!e.schedule(now)) {
+      // SGLang's loop turns again right after an idle turn that unblocked its admission; MindIE's when the head of
+      // its queue has waited its queue delay.
       if (e.sglang?.takeIdleTurn()) this.#wake(e);
+      else if (e.mindie && e.mindie.due > now) {
+        e.wakePending = true;
+        this.#queue.push(e.mindie.due, "ENGINE_WAKE", e.index);
+      }
       return;
     }
-    const now = this.#now;
     e.busy = true;
     e.stepStart = now;
     const dt = Math.max(1, Math.round(e.spec.cost.stepTime(e.shape) * 1e6));
@@ -332,6 +339,7 @@ class Simulation {
         this.#transit[e.index].push(r);
         this.#queue.push(now + delay, "REQUEST_IN", e.index);
       } else {
+        r.queued = now;
         e.enqueue(r);
         this.#wake(e);
       }

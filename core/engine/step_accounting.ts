@@ -109,10 +109,7 @@ export function applyStep(e: EngineState, now: number): Request[] {
           e.handoff.push(r);
           continue;
         }
-        if (r.generated === r.output) {
-          e.finish(r, now);
-          continue;
-        }
+        if (r.generated === r.output && e.finish(r, now)) continue;
       }
     }
     if (w !== i) run[w] = r;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { NewTokenRatio, SchedulerName } from "../policy/scheduler.ts";
+import type { MindieLoop, NewTokenRatio, SchedulerName } from "../policy/scheduler.ts";
 import type { AdmissionName } from "../policy/admission.ts";
 import type { StepCostModel } from "../hardware/cost_model.ts";
 import type { BatchShape } from "../hardware/batch.ts";
@@ -95,6 +95,8 @@ export interface EngineSpec {
    * its scheduler's defaults.
    */
   readonly sglangTuning?: Partial<NewTokenRatio>;
+  /** MindIE's loop constants (`maxPrefillBatchSize`, the queue delay, …). Optional: its scheduler's defaults. */
+  readonly mindieTuning?: Partial<MindieLoop>;
   /** MTP draft tokens verified per decode step (0 = no speculation). */
   readonly draftTokens: number;
   /** Probability that a draft is accepted given its predecessors were. */

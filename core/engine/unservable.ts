@@ -9,6 +9,7 @@
 import { ADMISSION_POLICY, SCHEDULERS } from "../policy/mod.ts";
 import type { EngineSpec } from "./types.ts";
 import { runsSglangLoop } from "./sglang_former.ts";
+import { runsMindieLoop } from "./mindie_former.ts";
 
 /**
  * Whether admission on an engine of this spec sets aside a request's whole
@@ -40,7 +41,8 @@ function lifetimeTokens(s: EngineSpec, input: number, output: number): number {
  * all but its last output token, and V0 never readmits one that leaves
  * fewer than the watermark free: `AllocStatus.NEVER`), and a free block
  * beside those it holds at its last decode (`can_append_slots` counts the
- * touched blocks, plus those its drafts reach). Asking for these up front
+ * touched blocks, plus those its drafts reach); under MindIE's loop, a
+ * block to spare beside a readmission. Asking for these up front
  * reports a request V0 would drop only if it were preempted; the engine
  * would otherwise wait for blocks it can never have.
  */
@@ -48,6 +50,8 @@ function lifetimeBlocks(s: EngineSpec, input: number, output: number): number {
   const bs = s.blockSize;
   const blocks = Math.ceil(lifetimeTokens(s, input, output) / bs);
   const sched = SCHEDULERS[s.scheduler ?? "generic"];
+  // MindIE readmits a preempted request only with a block to spare (fcfs_policy.cpp L173-L177).
+  if (runsMindieLoop(s)) return blocks + 1;
   if (!sched.countsTouchedBlocks || !ADMISSION_POLICY[s.admission].preempts || runsSglangLoop(s)) return blocks;
   const readmit = blocks + Math.floor(sched.watermark * s.kvBlocks);
   const lastDecode = output > 1 ? Math.ceil((input + output - 2) / bs) + 1 + Math.ceil(s.draftTokens / bs) : 0;
@@ -78,7 +82,7 @@ export function unservableReason(s: EngineSpec, input: number, output: number): 
       const tokens = lifetimeTokens(s, input, output);
       const blocks = lifetimeBlocks(s, input, output);
       const extra = blocks > Math.ceil(tokens / s.blockSize)
-        ? " with the free blocks vLLM V0's block manager keeps"
+        ? " with the free blocks the engine's block manager keeps"
         : "";
       return `needs ${blocks} KV blocks (${tokens} tokens${extra}) but an engine holds ${s.kvBlocks} (${
         s.kvBlocks * s.blockSize

@@ -10,7 +10,7 @@ Deno.test("vLLM V0: a request needs a free block beside those it holds at its la
   assert.equal(unservable(engineSpec({ scheduler: "vllm_v1", blockSize: 16, kvBlocks: 8 }), 100, 28), undefined);
   assert.equal(
     unservableReason(v0, 100, 28),
-    "needs 9 KV blocks (127 tokens with the free blocks vLLM V0's block manager keeps) but an engine holds 8 (128 tokens)",
+    "needs 9 KV blocks (127 tokens with the free blocks the engine's block manager keeps) but an engine holds 8 (128 tokens)",
   );
   assert.equal(unservable(engineSpec({ scheduler: "vllm_v0", blockSize: 16, kvBlocks: 9 }), 100, 28), undefined);
 });

@@ -24,7 +24,7 @@ export type { BatchFormation, Phase, StepBuilder } from "./batching.ts";
 export { mixedBatching } from "./mixed_batching.ts";
 export { prefillFirstBatching } from "./prefill_first_batching.ts";
 export { SCHEDULER_NAMES, withParts } from "./scheduler.ts";
-export type { NewTokenRatio, PreemptionMode, Scheduler, SchedulerName, VictimRule } from "./scheduler.ts";
+export type { MindieLoop, NewTokenRatio, PreemptionMode, Scheduler, SchedulerName, VictimRule } from "./scheduler.ts";
 export { SCHEDULERS } from "./schedulers.ts";
 export type { EngineLoad, Router } from "./router.ts";
 export { LeastKvRouter, LeastLoadedRouter, RandomRouter, RoundRobinRouter };

@@ -116,11 +116,28 @@ export interface Scheduler {
    * How a step is formed: `continuous` — the engine's step former, driven
    * by `batching` and `admission` (vLLM, TensorRT-LLM and the others);
    * `sglang` — SGLang's own loop (core/engine/sglang_former.ts), whose
-   * admission and retraction follow `newTokenRatio`.
+   * admission and retraction follow `newTokenRatio`; `mindie` — MindIE's
+   * own loop (core/engine/mindie_former.ts), following `mindieLoop`.
    */
-  readonly former: "continuous" | "sglang";
+  readonly former: "continuous" | "sglang" | "mindie";
   /** SGLang's admission and retraction constants, for the `sglang` former. */
   readonly newTokenRatio?: NewTokenRatio;
+  /** MindIE's batch-selection constants, for the `mindie` former. */
+  readonly mindieLoop?: MindieLoop;
+}
+
+/**
+ * MindIE's batch-selection constants (Ascend/MindIE-LLM
+ * src/server/conf/config.json and src/scheduler/scheduler.h): the knobs of
+ * its loop that a serving configuration here does not name.
+ */
+export interface MindieLoop {
+  /** maxPrefillBatchSize: most prompts in one prefill batch (50). */
+  readonly maxPrefillBatchSize: number;
+  /** maxQueueDelayMicroseconds: a prefill waits until the head of the queue has waited this long, µs (5,000). */
+  readonly queueDelayUs: number;
+  /** Share of the blocks below which the loop decodes instead of prefilling (0.05). */
+  readonly decodeReserve: number;
 }
 
 /**

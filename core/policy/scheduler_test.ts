@@ -38,13 +38,29 @@ Deno.test("SCHEDULERS: each engine family's documented decisions", () => {
   assert.deepEqual(parts("sglang"), ["prefill_first", "conservative"]);
   assert.deepEqual(parts("trtllm_guaranteed_no_evict"), ["mixed", "guaranteed_no_evict"]);
   assert.deepEqual(parts("trtllm_max_utilization"), ["mixed", "greedy"]);
-  assert.deepEqual(parts("mindie"), ["prefill_first", "guaranteed_no_evict"]);
+  // MindIE admits on the prompt's blocks and preempts by recomputation (maxPreemptCount 0): not guaranteed-no-evict.
+  assert.deepEqual(parts("mindie"), ["prefill_first", "greedy"]);
   assert.deepEqual(parts("lmdeploy"), ["mixed", "greedy"]);
   assert.deepEqual(parts("generic"), ["mixed", "greedy"]);
   // Only a policy that preempts may admit on less than a request's lifetime.
   for (const s of Object.values(SCHEDULERS)) {
     assert.equal(s.admission.preempts, s.admission.admitBlocks(1, 10) < 10, s.name);
   }
+});
+
+Deno.test("vLLM V0's block rules belong to its scheduler alone, and leave with a configuration's no-evict admission", () => {
+  const v0 = SCHEDULERS.vllm_v0;
+  assert.deepEqual(
+    [v0.admitsWholePrompt, v0.watermark, v0.countsTouchedBlocks, v0.admitsAfterPreemption],
+    [true, 0.01, true, true],
+  );
+  for (const s of Object.values(SCHEDULERS)) {
+    if (s.name === "vllm_v0") continue;
+    assert.deepEqual([s.watermark, s.countsTouchedBlocks, s.admitsAfterPreemption], [0, false, false], s.name);
+  }
+  // With every block set aside at admission nothing waits for a free one.
+  assert.equal(withParts(v0, ADMISSION_POLICY.guaranteed_no_evict, v0.batching).countsTouchedBlocks, false);
+  assert.equal(withParts(v0, ADMISSION_POLICY.greedy, mixedBatching).countsTouchedBlocks, true);
 });
 
 Deno.test("withParts() keeps a scheduler whose parts are unchanged and replaces only what a configuration overrides", () => {

@@ -14,14 +14,14 @@
  *   retracted (`retract_decode`, schedule_batch.py L1242-L1282) and
  *   recomputed later.
  *
- * Not modelled yet (the 12 streams of tests/conformance/sglang/ show them,
- * and are pending in tests/conformance_test.ts): admission that stops after
- * one refusal until a request leaves (`batch_is_full`), a new request's
- * check on its whole prompt and clipped output at ratio 1, the ratio's
- * decay per decode step and its reset after a retraction, the retraction
- * order (fewest generated tokens first, ties by longest prompt, rather
- * than the newest) and the retracted requests' place at the back of the
- * waiting queue.
+ * Its own loop (core/engine/sglang_former.ts) follows the 12 derived
+ * streams of tests/conformance/sglang/ (0.5.4) on 11: admission that stops
+ * after one refusal until a request leaves (`batch_is_full`), a new
+ * request's check on its whole prompt and clipped output, the ratio's decay
+ * per decode step and its reset after a retraction, the retraction order
+ * (fewest generated tokens first, ties by longest prompt) and the
+ * retracted requests' place at the back of the waiting queue. Not modelled:
+ * the `ignore_eos` admission path of a cache-less engine (stream 12).
  *
  * @module
  */
