@@ -73,6 +73,11 @@ interface ReplayStep {
   readonly freeBlocks: number;
   /** Free blocks counting them (vLLM's free queue holds them). */
   readonly freeOrCached: number;
+  /**
+   * TurboMind's loop, whose batch holds sequences that do not run: those that ran (running), the others and the
+   * queue (waiting), and who ran for the first time (admitted) or again after losing blocks (resumed).
+   */
+  readonly turbomind?: { running: string[]; waiting: string[]; admitted: string[]; resumed: string[] };
   /** SGLang's loop: the request prefilled in chunks, the new-token ratio, whether the batch is full. */
   readonly sglang?: { chunked: string | null; ratio: number; batchIsFull: boolean };
 }
@@ -216,6 +221,43 @@ const FAMILIES: Record<string, Family> = {
       free_blocks: x.free_blocks,
     }),
   },
+  lmdeploy: {
+    spec: (s) => ({
+      scheduler: "lmdeploy" as SchedulerName,
+      blockSize: s.cache_block_seq_len as number,
+      kvBlocks: s.cache_max_entry_count as number,
+      maxTokens: s.max_prefill_token_num as number,
+      maxSeqs: s.max_batch_size as number,
+      // max_prefill_iters = ceil(session_len / max_prefill_token_num) (num_tokens_per_iter 0: the defaults).
+      maxModelLen: s.session_len as number,
+      chunkedPrefill: true,
+      prefixCaching: s.enable_prefix_caching as boolean,
+      mixPrefillDecode: true,
+      admission: "greedy",
+    }),
+    ours: (x) => ({
+      step: x.step,
+      scheduled: x.scheduled,
+      admitted: x.turbomind?.admitted,
+      resumed: x.turbomind?.resumed,
+      preempted: x.preempted,
+      finished: x.finished,
+      running: x.turbomind?.running,
+      waiting: x.turbomind?.waiting,
+      free_blocks: x.freeBlocks,
+    }),
+    theirs: (x) => ({
+      step: x.step,
+      scheduled: x.scheduled,
+      admitted: x.admitted,
+      resumed: x.resumed,
+      preempted: sorted(x.preempted),
+      finished: x.finished,
+      running: x.running,
+      waiting: x.waiting,
+      free_blocks: x.free_blocks,
+    }),
+  },
   sglang: {
     spec: (s) => ({
       scheduler: "sglang" as SchedulerName,
@@ -307,10 +349,7 @@ const FAMILIES: Record<string, Family> = {
 };
 
 /** Families whose scheduler does not follow its engine on every stream yet, and what differs. */
-const PENDING: Record<string, string> = {
-  lmdeploy:
-    "LMDeploy TurboMind (14 streams derived from InternLM/lmdeploy@f36aa71 (0.10.2)) differs from the simulator's lmdeploy scheduler: every step serves the whole batch in arrival order (older prefill chunks before newer decodes) under a budget that follows the pending prefill over a window of max_prefill_iters steps; a request that does not fit is skipped (no head-of-line), an older one preempts the newest ones even before it ever ran, evicting only the blocks it is short of, newest tail blocks first, and a victim keeps its surviving prefix, its seat and its priority; the newest request short of a block stalls instead of preempting itself; admission takes the whole prompt's blocks plus one token",
-};
+const PENDING: Record<string, string> = {};
 
 /**
  * vLLM V0's async output processing keeps a finished request one more step
@@ -361,6 +400,8 @@ function replay(s: Stream, family: Family): ReplayStep[] {
   });
   const name = (r: Request) => s.requests[r.id].id;
   const seen = new Set<number>();
+  /** Preemptions of each request when it last ran (TurboMind's resumed requests). */
+  const ranAt = new Map<number, number>();
   const out: ReplayStep[] = [];
   const last = Math.max(...s.steps.map((x) => x.step));
   for (let k = 0; k <= last; k++) {
@@ -384,8 +425,25 @@ function replay(s: Stream, family: Family): ReplayStep[] {
       seen.add(r.id);
     }
     const preempted = reqs.filter((r) => r.preemptions > before.get(r.id)!).map(name).sort();
+    let turbomind: ReplayStep["turbomind"];
+    if (e.lmdeploy) {
+      const ran = e.running.filter((r) => r.scheduled > 0);
+      turbomind = {
+        running: [],
+        waiting: [],
+        admitted: ran.filter((r) => !ranAt.has(r.id)).map(name),
+        resumed: ran.filter((r) => ranAt.has(r.id) && r.preemptions > ranAt.get(r.id)!).map(name),
+      };
+      for (const r of ran) ranAt.set(r.id, r.preemptions);
+    }
+    const idle = e.lmdeploy ? e.running.filter((r) => r.scheduled === 0) : [];
     e.account(stepUs);
     const finished = e.completeStep((k + 1) * stepUs).map(name);
+    if (turbomind) {
+      const idleSet = new Set(idle);
+      turbomind.running = e.running.filter((r) => !idleSet.has(r)).map(name);
+      turbomind.waiting = [...idle.map(name), ...[...iterate(e)].map(name)];
+    }
     out.push({
       step: k,
       scheduled,
@@ -400,6 +458,7 @@ function replay(s: Stream, family: Family): ReplayStep[] {
       active: reqs.filter((r) => s.requests[r.id].arrival_step <= k && r.finish < 0).map(name),
       freeBlocks: e.ledger.pool.free,
       freeOrCached: e.ledger.pool.free + e.ledger.cachedEvictable,
+      ...(turbomind ? { turbomind } : {}),
       ...(e.sglang
         ? {
           sglang: {

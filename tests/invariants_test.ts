@@ -29,6 +29,7 @@ import { SCHEDULER_NAMES, SCHEDULERS } from "../core/policy/mod.ts";
 import type { SchedulerName } from "../core/policy/mod.ts";
 import { runsSglangLoop } from "../core/engine/sglang_former.ts";
 import { runsMindieLoop } from "../core/engine/mindie_former.ts";
+import { runsLmdeployLoop } from "../core/engine/lmdeploy_former.ts";
 import assert from "node:assert/strict";
 import * as fc from "fast-check";
 import { simulate } from "../core/engine/simulator.ts";
@@ -133,7 +134,9 @@ function checkRun(inp: SimulationInput, label: string, reference = true): void {
       const sglang = runsSglangLoop(e);
       const sglangStep = sglang &&
         (s.prefillTokens === 0 || (!e.chunkedPrefill && (s.prefillTokens <= 16_384 || s.seqs === 1)));
-      if (!(s.prefillTokens + s.decodeTokens <= e.maxTokens || (!e.chunkedPrefill && s.seqs === 1) || sglangStep)) {
+      // TurboMind's budget grows with the pending prefill up to max_prefill_token_num + max_batch_size.
+      const budget = runsLmdeployLoop(e) ? e.maxTokens + e.maxSeqs : e.maxTokens;
+      if (!(s.prefillTokens + s.decodeTokens <= budget || (!e.chunkedPrefill && s.seqs === 1) || sglangStep)) {
         assert.fail(`${label}: a step over the token budget`);
       }
       lastStart = s.start;
@@ -526,6 +529,29 @@ Deno.test("invariants hold on random deployments run by MindIE's own loop (prope
       checkRun(inp, "random MindIE case");
     }),
     { seed: envInt("SERVINGCAST_PBT_SEED", 20261206), numRuns: envInt("SERVINGCAST_PBT_RUNS", 200) },
+  );
+});
+
+Deno.test("invariants hold on random deployments run by TurboMind's own loop (property-based)", () => {
+  // Every case forced onto LMDeploy TurboMind's loop: its scheduler and admission, mixed chunked steps, no cache.
+  const turbomind = caseArb.map((c): Case => ({
+    ...c,
+    engines: c.engines.map((e) => ({ ...e, role: "both" as const })),
+    scheduler: "lmdeploy",
+    admission: "greedy",
+    mixPrefillDecode: true,
+    chunkedPrefill: true,
+    prefixCaching: false,
+    draftTokens: 0,
+    schedulerSteps: 1,
+  }));
+  fc.assert(
+    fc.property(turbomind, (c) => {
+      const inp = toInput(c);
+      assert.ok(inp.engines.every((e) => runsLmdeployLoop(e)));
+      checkRun(inp, "random TurboMind case");
+    }),
+    { seed: envInt("SERVINGCAST_PBT_SEED", 20261207), numRuns: envInt("SERVINGCAST_PBT_RUNS", 200) },
   );
 });
 

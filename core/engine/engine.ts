@@ -28,6 +28,7 @@ import type { Request } from "./request.ts";
 import { StepFormer } from "./step_former.ts";
 import { runsSglangLoop, SglangFormer } from "./sglang_former.ts";
 import { MindieFormer, runsMindieLoop } from "./mindie_former.ts";
+import { LmdeployFormer, runsLmdeployLoop } from "./lmdeploy_former.ts";
 import { accountStep, applyStep, engineStats } from "./step_accounting.ts";
 import type { EngineSpec, EngineStats } from "./types.ts";
 import type { EngineState } from "./engine_state.ts";
@@ -63,6 +64,8 @@ export class Engine implements EngineLoad, EngineState {
   readonly sglang?: SglangFormer;
   /** MindIE's own loop, when its scheduler is MindIE's. */
   readonly mindie?: MindieFormer;
+  /** TurboMind's own loop, when its scheduler is LMDeploy's. */
+  readonly lmdeploy?: LmdeployFormer;
   /** Lazy decode accounting over the front of `running`. */
   readonly lazy: LazyDecode;
   /** Prefill role: requests whose prompt is done, to hand to a decode engine (drained by the simulator). */
@@ -152,9 +155,11 @@ export class Engine implements EngineLoad, EngineState {
     if (runsMindieLoop(spec)) {
       this.mindie = new MindieFormer(this, this.former, { ...this.scheduler.mindieLoop!, ...spec.mindieTuning });
     }
+    if (runsLmdeployLoop(spec)) this.lmdeploy = new LmdeployFormer(this, this.former);
     // Not under SGLang's loop: its running batch and the engine's differ in order, which the cohort assumes alike;
-    // nor under MindIE's, which reorders its running queue at every decode round.
-    const lazy = !own && !this.mindie && spec.draftTokens === 0 && spec.role !== "prefill" &&
+    // nor under MindIE's, which reorders its running queue at every decode round, or TurboMind's, whose batch holds
+    // sequences that do not run.
+    const lazy = !own && !this.mindie && !this.lmdeploy && spec.draftTokens === 0 && spec.role !== "prefill" &&
       (spec.schedulerSteps ?? 1) <= 1;
     this.lazy = new LazyDecode(this, lazy, lazyAfter);
   }
@@ -339,6 +344,7 @@ export class Engine implements EngineLoad, EngineState {
     b.hostShare = 1;
     if (this.sglang) return this.sglang.form();
     if (this.mindie) return this.mindie.form(now);
+    if (this.lmdeploy) return this.lmdeploy.form();
     const left = this.batching.form(this.former);
     const steps = s.schedulerSteps ?? 1;
     if (steps > 1 && b.prefillTokens === 0 && b.tokens > 0) this.windowLeft = steps - 1;

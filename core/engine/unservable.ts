@@ -10,6 +10,7 @@ import { ADMISSION_POLICY, SCHEDULERS } from "../policy/mod.ts";
 import type { EngineSpec } from "./types.ts";
 import { runsSglangLoop } from "./sglang_former.ts";
 import { runsMindieLoop } from "./mindie_former.ts";
+import { runsLmdeployLoop } from "./lmdeploy_former.ts";
 
 /**
  * Whether admission on an engine of this spec sets aside a request's whole
@@ -42,7 +43,8 @@ function lifetimeTokens(s: EngineSpec, input: number, output: number): number {
  * fewer than the watermark free: `AllocStatus.NEVER`), and a free block
  * beside those it holds at its last decode (`can_append_slots` counts the
  * touched blocks, plus those its drafts reach); under MindIE's loop, a
- * block to spare beside a readmission. Asking for these up front
+ * block to spare beside a readmission; under TurboMind's, the blocks of
+ * one token more than its last step holds. Asking for these up front
  * reports a request V0 would drop only if it were preempted; the engine
  * would otherwise wait for blocks it can never have.
  */
@@ -52,6 +54,8 @@ function lifetimeBlocks(s: EngineSpec, input: number, output: number): number {
   const sched = SCHEDULERS[s.scheduler ?? "generic"];
   // MindIE readmits a preempted request only with a block to spare (fcfs_policy.cpp L173-L177).
   if (runsMindieLoop(s)) return blocks + 1;
+  // TurboMind asks for the blocks of the context + 1 token, its last step included (CountRequiredBlocks).
+  if (runsLmdeployLoop(s)) return Math.ceil((input + output) / bs);
   if (!sched.countsTouchedBlocks || !ADMISSION_POLICY[s.admission].preempts || runsSglangLoop(s)) return blocks;
   const readmit = blocks + Math.floor(sched.watermark * s.kvBlocks);
   const lastDecode = output > 1 ? Math.ceil((input + output - 2) / bs) + 1 + Math.ceil(s.draftTokens / bs) : 0;

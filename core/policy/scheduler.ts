@@ -117,9 +117,10 @@ export interface Scheduler {
    * by `batching` and `admission` (vLLM, TensorRT-LLM and the others);
    * `sglang` — SGLang's own loop (core/engine/sglang_former.ts), whose
    * admission and retraction follow `newTokenRatio`; `mindie` — MindIE's
-   * own loop (core/engine/mindie_former.ts), following `mindieLoop`.
+   * own loop (core/engine/mindie_former.ts), following `mindieLoop`;
+   * `lmdeploy` — TurboMind's own loop (core/engine/lmdeploy_former.ts).
    */
-  readonly former: "continuous" | "sglang" | "mindie";
+  readonly former: "continuous" | "sglang" | "mindie" | "lmdeploy";
   /** SGLang's admission and retraction constants, for the `sglang` former. */
   readonly newTokenRatio?: NewTokenRatio;
   /** MindIE's batch-selection constants, for the `mindie` former. */
