@@ -21,6 +21,7 @@ import type { EngineLoad } from "../policy/router.ts";
 import { ADMISSION_POLICY, mixedBatching, prefillFirstBatching, SCHEDULERS, withParts } from "../policy/mod.ts";
 import type { Admission, BatchFormation, Scheduler } from "../policy/mod.ts";
 import { Deque } from "./deque.ts";
+import { EngineCounters } from "./engine_counters.ts";
 import { KvLedger, ROOM_FREED, ROOM_LOST, ROOM_PREEMPTED } from "./kv_ledger.ts";
 import { LAZY_AFTER, LazyDecode } from "./lazy_decode.ts";
 import { dropKv } from "./preemption.ts";
@@ -39,7 +40,7 @@ export { LAZY_AFTER } from "./lazy_decode.ts";
 export { unservableCategory, unservableReason } from "./unservable.ts";
 
 /** The state of one engine during a simulation. */
-export class Engine implements EngineLoad, EngineState {
+export class Engine extends EngineCounters implements EngineLoad, EngineState {
   readonly index: number;
   readonly spec: EngineSpec;
   /** Its KV blocks: used, reserved and cached-evictable, and the prefix cache. */
@@ -74,43 +75,12 @@ export class Engine implements EngineLoad, EngineState {
   readonly ready: Deque<Request> = new Deque();
   /** Decode role: requests waiting for KV room before their transfer can start. */
   readonly pendingKv: Deque<Request> = new Deque();
-  transfers = 0;
-  transferBytes = 0;
-  transferTime = 0;
-  kvWaits = 0;
-  kvWaitTime = 0;
   /** Tokens of work assigned and not yet done (the least-loaded router's measure). */
   outstanding = 0;
   /** Requests assigned and not finished. */
   active = 0;
   /** The shape of the step in flight. */
   readonly shape: BatchShape = emptyBatch();
-  // Counters for the report.
-  steps = 0;
-  busyTime = 0;
-  preemptions = 0;
-  served = 0;
-  batchedSeqs = 0;
-  peakBatch = 0;
-  /** Σ sequences in the batch × step µs (mean batch occupancy = this / time). */
-  seqTime = 0;
-  /** Σ KV blocks held by requests or set aside for them × step µs (mean KV occupancy = this / time). */
-  kvTime = 0;
-  /** Σ cached KV blocks no request references (reclaimable) × step µs. */
-  kvCachedTime = 0;
-  /** Most KV blocks held by requests or set aside for them at once (at a step's start). */
-  peakKvHeld = 0;
-  /** Σ model FLOPs of the steps (when the cost model counts them). */
-  flops = 0;
-  /** Σ HBM bytes of the steps (when the cost model counts them). */
-  hbmBytes = 0;
-  /**
-   * Inter-token latencies: gap µs → how many output tokens came after such
-   * a gap (one sample per token emission after the first; with MTP, the
-   * tokens accepted in one step arrive together, as a streaming client sees
-   * them). Integer-µs gaps repeat across a batch, so counts stay small.
-   */
-  readonly itl = new Map<number, number>();
   /** When this engine's previous step ended, µs (-1: none yet). */
   lastStepEnd = -1;
   /** The requests the step being applied finished (reused from step to step). */
@@ -134,6 +104,7 @@ export class Engine implements EngineLoad, EngineState {
    * Infinity: never, every request accounted at every step)
    */
   constructor(index: number, spec: EngineSpec, lazyAfter = LAZY_AFTER) {
+    super();
     this.index = index;
     this.spec = spec;
     this.ledger = new KvLedger(spec.kvBlocks, spec.prefixCaching);
@@ -185,18 +156,6 @@ export class Engine implements EngineLoad, EngineState {
     return this.spec.role === "prefill" ? input : input + output - (this.#lastToken ? 0 : 1);
   }
 
-  /**
-   * Prefill role: the prompt's KV has left; its blocks are free. The
-   * blocks of its own content leave as a finished request's do (one
-   * anonymous run in the LRU, not indexed): only this request could hit
-   * them, and it never comes back here (preempted on its decode engine, it
-   * is recomputed there).
-   */
-  releaseHeld(r: Request): void {
-    this.ledger.release(r, r.heldBlocks, true);
-    r.heldBlocks = 0;
-  }
-
   /** The text of each reason a request cannot run here, built once (routing asks per request). */
   #whyText = new Map<Unservable, string | undefined>();
 
@@ -230,35 +189,6 @@ export class Engine implements EngineLoad, EngineState {
   /** An assigned request reaches the engine's queue (after the per-request latency). */
   receive(r: Request): void {
     this.waiting.push(r);
-  }
-
-  /**
-   * Decode role: takes the KV blocks of a prompt about to arrive.
-   *
-   * @returns false when there is no room yet (the request waits: backpressure)
-   */
-  reserveIncoming(r: Request): boolean {
-    const s = this.spec;
-    const blocks = Math.ceil(r.input / s.blockSize);
-    // The admission policy sets aside what it does for the rest of the
-    // sequence (guaranteed_no_evict: all of it, so the decode engine never
-    // preempts; greedy: nothing).
-    const full = this.admission.admitBlocks(blocks, Math.ceil(this.kvTokens(r.input, r.output) / s.blockSize));
-    // The engine caches landed prompts' blocks: unreferenced ones are reclaimed, but only for a prompt that fits
-    // (as an admission, a transfer that must wait changes nothing).
-    if (full > this.freeKvBlocks) return false;
-    this.ledger.take(r, blocks, full);
-    r.blocks = blocks;
-    r.decodeEngine = this.index;
-    this.outstanding += r.output - 1;
-    this.active++;
-    return true;
-  }
-
-  /** Decode role: the prompt's KV has landed; the request decodes from here. */
-  landed(r: Request): void {
-    r.computed = r.input;
-    this.ready.push(r);
   }
 
   /**

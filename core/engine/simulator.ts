@@ -18,6 +18,7 @@ import { makeRouter } from "../policy/mod.ts";
 import { SyntheticSource } from "../workload/source.ts";
 import type { RequestDraw } from "../workload/source.ts";
 import { Deque } from "./deque.ts";
+import { landed, releaseHeld, reserveIncoming } from "./kv_handoff.ts";
 import { Engine } from "./engine.ts";
 import { EventQueue } from "./event_queue.ts";
 import { Request } from "./request.ts";
@@ -269,7 +270,7 @@ class Simulation {
     for (const x of transfers.finish(t, now)) {
       this.#queue.push(transfers.finishTime(x, now), "TRANSFER_END", x.id, x.version);
     }
-    src.releaseHeld(r);
+    releaseHeld(src, r);
     src.transfers++;
     dst.transfers++;
     src.transferBytes += t.bytes;
@@ -277,7 +278,7 @@ class Simulation {
     src.transferTime += now - t.started;
     dst.transferTime += now - t.started;
     this.#options.onTransfer?.({ request: r.id, from: t.from, to: t.to, start: t.started, end: now, bytes: t.bytes });
-    dst.landed(r);
+    landed(dst, r);
     this.#wake(dst);
     if (src.hasWork) this.#wake(src);
   }
@@ -361,7 +362,7 @@ class Simulation {
   #handOff(r: Request): void {
     const pool = this.#eligible(this.#decoders, r.input, r.output) as Engine[];
     const d = this.#engines[this.#decodeRouter.choose(pool).index];
-    if (d.pendingKv.size === 0 && d.reserveIncoming(r)) this.#startTransfer(r, d);
+    if (d.pendingKv.size === 0 && reserveIncoming(d, r)) this.#startTransfer(r, d);
     else {
       d.kvWaits++;
       d.pendingKv.push(r);
@@ -370,7 +371,7 @@ class Simulation {
 
   /** Starts the transfers that now fit on decode engine `d`, oldest first. */
   #drainPending(d: Engine): void {
-    while (d.pendingKv.size > 0 && d.reserveIncoming(d.pendingKv.peek()!)) {
+    while (d.pendingKv.size > 0 && reserveIncoming(d, d.pendingKv.peek()!)) {
       const r = d.pendingKv.shift()!;
       d.kvWaitTime += this.#now - r.handoffAt;
       this.#startTransfer(r, d);
