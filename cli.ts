@@ -41,11 +41,11 @@ import { formatExtSection } from "./core/report/ext_table.ts";
 import { formatGroupTable } from "./core/report/groups.ts";
 import { formatIntervalSection, headlineIntervals } from "./core/report/intervals.ts";
 import type { RunOutput } from "./core/assembly/run.ts";
-import type { SimulationPlan } from "./core/assembly/plan.ts";
+import type { AssembledRun } from "./core/assembly/assemble.ts";
 import type { GoodputSlos } from "./core/metrics/summary.ts";
 import { formatSummaryTable } from "./core/report/table.ts";
-import { formatRequestCsv, ProfileFiles } from "./core/report/profile.ts";
-import type { TraceCounts } from "./core/report/profile.ts";
+import { formatRequestCsv, ProfilingFiles } from "./core/report/profiling.ts";
+import type { TraceCounts } from "./core/report/profiling.ts";
 import { formatTraceLine } from "./core/workload/trace.ts";
 import { outputDirProblem, OutputError, outputFileProblem, writeFor, writeOutput } from "./cli_output.ts";
 import { progressBar } from "./cli_progress.ts";
@@ -112,12 +112,23 @@ async function bundledExample(): Promise<RunInputs | string> {
   }
 }
 
+/** Flags renamed in 0.2 (their old names still work, with a note): the Chrome trace is "profiling" throughout. */
+const RENAMED = [
+  ["profile_window", "profiling_window"],
+  ["profile_requests", "profiling_requests"],
+  ["profile_gzip", "profiling_gzip"],
+] as const;
+
 interface CliOptions {
   instance_config_path?: string[];
   common_config_path?: string;
   enable_profiling?: boolean;
   profiling_output_path: string;
-  /** `--profile_window`, in simulated seconds. */
+  /** `--profiling_window`, in simulated seconds. */
+  profiling_window?: { start: number; end: number };
+  profiling_requests?: number;
+  profiling_gzip?: boolean;
+  /** The profiling flags' names before 0.2 (see {@link RENAMED}). */
   profile_window?: { start: number; end: number };
   profile_requests?: number;
   profile_gzip?: boolean;
@@ -150,12 +161,12 @@ function goodputSlo(v: string, prev: GoodputSlos | undefined): GoodputSlos {
 }
 
 /**
- * Parses `--profile_window START,END`: simulated seconds, 0 ≤ START < END
+ * Parses `--profiling_window START,END`: simulated seconds, 0 ≤ START < END
  * (a bad value is one line and exit 2, before any simulation).
  */
-function profileWindow(v: string): { start: number; end: number } {
+function profilingWindow(v: string): { start: number; end: number } {
   const fail = (why: string) => {
-    throw new CommanderError(2, "profile_window", `--profile_window: ${why}, got '${v}'`);
+    throw new CommanderError(2, "profiling_window", `--profiling_window: ${why}, got '${v}'`);
   };
   const parts = v.split(",").map((p) => p.trim());
   const [start, end] = parts.map(Number);
@@ -169,11 +180,11 @@ function profileWindow(v: string): { start: number; end: number } {
   return { start, end };
 }
 
-/** Parses `--profile_requests N`: a positive integer. */
-function profileRequests(v: string): number {
+/** Parses `--profiling_requests N`: a positive integer. */
+function profilingRequests(v: string): number {
   const n = Number(v);
   if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(n) || n < 1) {
-    throw new CommanderError(2, "profile_requests", `--profile_requests: expected a positive integer, got '${v}'`);
+    throw new CommanderError(2, "profiling_requests", `--profiling_requests: expected a positive integer, got '${v}'`);
   }
   return n;
 }
@@ -226,21 +237,25 @@ function program(io: CliOutput): Command {
     .option("--profiling_output_path <dir>", "directory for profiling results", "./profiling_results")
     .addOption(
       new Option(
-        "--profile_window <start,end>",
+        "--profiling_window <start,end>",
         "profile only what overlaps this span of simulated seconds (steps, counters, transfers, request phases)",
-      ).argParser(profileWindow),
+      ).argParser(profilingWindow),
     )
     .addOption(
       new Option(
-        "--profile_requests <n>",
+        "--profiling_requests <n>",
         "profile n requests (evenly spaced ids): their phases, transfers and the steps of their engines meanwhile",
-      ).argParser(profileRequests),
+      ).argParser(profilingRequests),
     )
-    .option("--profile_gzip", "write the trace gzipped (trace.json.gz, which Perfetto opens)")
+    .option("--profiling_gzip", "write the trace gzipped (trace.json.gz, which Perfetto opens)")
+    // Their names before 0.2, still read and hidden from the help: "profile" now means an engine profile only.
+    .addOption(new Option("--profile_window <start,end>").argParser(profilingWindow).hideHelp())
+    .addOption(new Option("--profile_requests <n>").argParser(profilingRequests).hideHelp())
+    .addOption(new Option("--profile_gzip").hideHelp())
     .option("--output_json <file>", "also write the summary as JSON to this file")
     .option(
       "--report <file>",
-      "also write a self-contained HTML report: tables, latency CDFs, time series, step-time breakdown, memory plan",
+      "also write a self-contained HTML report: tables, latency CDFs, time series, step-time breakdown, memory sizing",
     )
     .addOption(
       new Option("--seed <n>", "override load_gen.seed").argParser((v) => {
@@ -326,11 +341,11 @@ function timestamp(d: Date): string {
 }
 
 /** A profile being written: its folder and files. */
-interface ProfileRun {
+interface ProfilingRun {
   /** The run's `<timestamp>/` folder. */
   readonly dir: string;
   /** The trace (written during the run) and the CSV. */
-  readonly files: ProfileFiles;
+  readonly files: ProfilingFiles;
   /** Closes the files and removes the folder (a failed run leaves no partial profile). */
   abort(): void;
 }
@@ -340,9 +355,9 @@ interface ProfileRun {
  * and opens the trace in it, before the run: events are written as the run
  * produces them.
  */
-function openProfile(opts: CliOptions, plan: SimulationPlan): ProfileRun {
+function openProfiling(opts: CliOptions, plan: AssembledRun): ProfilingRun {
   // The engines' labels name the trace's threads and counters, written from the first step on: the run hands its
-  // plan over (onPlan) before it simulates.
+  // plan over (onAssembled) before it simulates.
   const engines = plan.input.engines;
   const flag = "--profiling_output_path";
   const base = opts.profiling_output_path;
@@ -372,17 +387,17 @@ function openProfile(opts: CliOptions, plan: SimulationPlan): ProfileRun {
       // Nothing left to clean up.
     }
   };
-  const w = opts.profile_window;
+  const w = opts.profiling_window;
   try {
-    const files = new ProfileFiles(dir, {
+    const files = new ProfilingFiles(dir, {
       engines: engines.map((e) => e.label),
       hasTransfers: engines.some((e) => e.role === "decode"),
       // Simulated seconds to the simulator's µs.
       selection: {
         window: w && { start: Math.round(w.start * 1e6), end: Math.round(w.end * 1e6) },
-        sample: opts.profile_requests,
+        sample: opts.profiling_requests,
       },
-      gzip: opts.profile_gzip,
+      gzip: opts.profiling_gzip,
       guard: (op) => writeFor(flag, base, op),
     });
     return {
@@ -402,9 +417,9 @@ function openProfile(opts: CliOptions, plan: SimulationPlan): ProfileRun {
 /** The closing line's account of a trace: "21,804 steps, 9,613 requests overlapping 60–120 s". */
 function describeTrace(opts: CliOptions, counts: TraceCounts): string {
   const n = (x: number) => x.toLocaleString("en-US");
-  const w = opts.profile_window;
+  const w = opts.profiling_window;
   return `${n(counts.steps)} steps, ${n(counts.requests)} requests` +
-    (opts.profile_requests !== undefined ? ` (sample of ${n(opts.profile_requests)} asked)` : "") +
+    (opts.profiling_requests !== undefined ? ` (sample of ${n(opts.profiling_requests)} asked)` : "") +
     (counts.transfers > 0 ? `, ${n(counts.transfers)} KV transfers` : "") +
     (w ? ` overlapping ${w.start}–${w.end} s` : "");
 }
@@ -431,10 +446,17 @@ export async function main(args: string[], output: CliOutput = PROCESS_OUTPUT): 
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return 0;
-      if (["seed", "goodput", "profile_window", "profile_requests"].includes(e.code)) err(`servingcast: ${e.message}`);
+      if (["seed", "goodput", "profiling_window", "profiling_requests"].includes(e.code)) {
+        err(`servingcast: ${e.message}`);
+      }
       return 2; // commander already printed its message; argparse exits 2 on usage errors
     }
     throw e;
+  }
+  for (const [was, now] of RENAMED) {
+    if (opts[was] === undefined) continue;
+    err(`note: --${was} is now --${now}`);
+    Object.assign(opts, { [now]: opts[now] ?? opts[was] });
   }
   if (opts.listModels || opts.listDevices) {
     const tables = [...(opts.listModels ? [modelTable()] : []), ...(opts.listDevices ? [deviceTable()] : [])];
@@ -450,15 +472,15 @@ export async function main(args: string[], output: CliOutput = PROCESS_OUTPUT): 
     );
     return 2;
   }
-  const profileFlag = opts.profile_window
-    ? "--profile_window"
-    : opts.profile_requests !== undefined
-    ? "--profile_requests"
-    : opts.profile_gzip
-    ? "--profile_gzip"
+  const profilingFlag = opts.profiling_window
+    ? "--profiling_window"
+    : opts.profiling_requests !== undefined
+    ? "--profiling_requests"
+    : opts.profiling_gzip
+    ? "--profiling_gzip"
     : undefined;
-  if (profileFlag && !opts.enable_profiling) {
-    err(`servingcast: error: ${profileFlag} needs --enable_profiling`);
+  if (profilingFlag && !opts.enable_profiling) {
+    err(`servingcast: error: ${profilingFlag} needs --enable_profiling`);
     return 2;
   }
   // Output paths are checked before the run: a typo costs no simulation, and an input is never overwritten.
@@ -505,7 +527,7 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
       ? runFiles(inputs.instances, inputs.common, { ...options, fs })
       : runSources(inputs.instances, inputs.common, options);
 
-  let profile: ProfileRun | undefined;
+  let profile: ProfilingRun | undefined;
   const dump = opts.dump_requests ? new LineWriter(opts.dump_requests, read) : undefined;
   const progress = await progressBar({
     terminal: io.isTerminal?.() ?? false,
@@ -517,7 +539,7 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
   let out: RunOutput;
   try {
     out = run({
-      onPlan: opts.enable_profiling ? (plan) => void (profile = openProfile(opts, plan)) : undefined,
+      onAssembled: opts.enable_profiling ? (plan) => void (profile = openProfiling(opts, plan)) : undefined,
       seed: opts.seed,
       goodput: opts.goodput,
       // The JSON document and the report carry CDFs and time series (bounded memory).
@@ -542,7 +564,7 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
   const wall = (performance.now() - wallStart) / 1000;
 
   if (!opts.quiet) {
-    for (const n of out.plan.notices) err(n);
+    for (const n of out.assembled.notices) err(n);
     err(`${describeRun(out)} in ${wall.toFixed(2)} s wall`);
   }
   for (const u of out.summary.unservable) {
@@ -583,10 +605,10 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
           describeTrace(opts, counts),
       );
     }
-    if (opts.profile_window && counts.steps === 0) {
-      const w = opts.profile_window;
+    if (opts.profiling_window && counts.steps === 0) {
+      const w = opts.profiling_window;
       err(
-        `warning: --profile_window ${w.start},${w.end} holds no step (the run simulated ${
+        `warning: --profiling_window ${w.start},${w.end} holds no step (the run simulated ${
           out.summary.simulatedSeconds.toFixed(1)
         } s)`,
       );

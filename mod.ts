@@ -4,8 +4,8 @@
  *
  * The usual path is {@link runFiles}: it loads and validates the instance
  * and common files, resolves the deployment (model, devices, parallelism,
- * memory plan), simulates every request and summarizes the run. The steps
- * are also available one by one: {@link loadConfig}, {@link buildPlan},
+ * memory sizing), simulates every request and summarizes the run. The steps
+ * are also available one by one: {@link loadConfig}, {@link assemble},
  * {@link simulate}, {@link summarize}, {@link formatSummaryTable}.
  *
  * @example Simulate the bundled example and read a statistic
@@ -22,8 +22,31 @@
  * @module
  */
 
-export { buildPlan, describeRun, diagnostics, pools, runFiles, runLoaded, runSources } from "./core/assembly/mod.ts";
-export type { GroupPlan, PlanOptions, RunOptions, RunOutput, SimulationPlan } from "./core/assembly/mod.ts";
+export { assemble, describeRun, diagnostics, pools, runFiles, runLoaded, runSources } from "./core/assembly/mod.ts";
+export type { AssembledGroup, AssembledRun, AssemblyOptions, RunOptions, RunOutput } from "./core/assembly/mod.ts";
+import { assemble as assembleRun } from "./core/assembly/mod.ts";
+import type { AssembledRun as Assembled } from "./core/assembly/mod.ts";
+import { sizeMemory as sizeDeviceMemory } from "./core/hardware/mod.ts";
+
+/**
+ * The former name of {@link assemble} ("plan" now means the capacity
+ * planner only).
+ *
+ * @deprecated Use {@link assemble}; this alias goes in 1.0.
+ */
+export const buildPlan: typeof assembleRun = assembleRun;
+/**
+ * The former name of {@link AssembledRun}.
+ *
+ * @deprecated Use {@link AssembledRun}; this alias goes in 1.0.
+ */
+export type SimulationPlan = Assembled;
+/**
+ * The former name of {@link sizeMemory}.
+ *
+ * @deprecated Use {@link sizeMemory}; this alias goes in 1.0.
+ */
+export const planMemory: typeof sizeDeviceMemory = sizeDeviceMemory;
 export { deploymentSection, poolSections, runJson, simulationSection } from "./core/report/run_json.ts";
 export {
   ADMISSION_POLICIES,
@@ -90,7 +113,7 @@ export type {
 } from "./core/config/mod.ts";
 export { kvBytesPerToken, MODEL_CATALOG, modelSpecFromHf, paramCounts } from "./core/model/mod.ts";
 export type { FieldError, HfConfig, MlaSpec, ModelSpec, MoeSpec, ParamCounts } from "./core/model/mod.ts";
-export { DEVICE_CATALOG, Kernels, KernelTables, planMemory, RooflineCostModel } from "./core/hardware/mod.ts";
+export { DEVICE_CATALOG, Kernels, KernelTables, RooflineCostModel, sizeMemory } from "./core/hardware/mod.ts";
 export type {
   BatchShape,
   CollectiveKind,
@@ -104,7 +127,7 @@ export type {
   LinearQuant,
   MatrixPeaks,
   MemoryLimits,
-  MemoryPlan,
+  MemorySizing,
   MoeShape,
   StepBreakdown,
   StepCostModel,
@@ -123,7 +146,7 @@ export type {
 } from "./core/workload/mod.ts";
 export { simulate } from "./core/engine/mod.ts";
 export { SCHEDULER_NAMES } from "./core/policy/mod.ts";
-export type { AdmissionName, NewTokenRatio, SchedulerName } from "./core/policy/mod.ts";
+export type { AdmissionName, MindieLoop, NewTokenRatio, SchedulerName } from "./core/policy/mod.ts";
 export type {
   AdmissionPolicy,
   EngineRole,

@@ -1,6 +1,6 @@
 /**
  * The benches' headline case, shared by bench/sim_bench.ts and
- * bench/profile_bench.ts: 100,000 requests of 1,000 input / 200 output
+ * bench/profiling_bench.ts: 100,000 requests of 1,000 input / 200 output
  * tokens, Poisson arrivals at 160 req/s, on 8 single-H100 instances of
  * Llama-3.1-8B (BF16), about 627 simulated seconds.
  *

@@ -193,7 +193,7 @@ export async function runCheck(
           outs.forEach((out, k) =>
             writeOutput(
               "--json-dir",
-              file(k ? `${run}${run ? "." : ""}seed${out.plan.input.workload.seed}` : run),
+              file(k ? `${run}${run ? "." : ""}seed${out.assembled.input.workload.seed}` : run),
               runJson(out),
               [],
               true,

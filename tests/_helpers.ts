@@ -8,8 +8,8 @@
 import denoJson from "../deno.json" with { type: "json" };
 import type { TaskOutput } from "../scenarios/_args.ts";
 import { loadConfig } from "../core/config/load.ts";
-import { buildPlan } from "../core/assembly/plan.ts";
-import type { SimulationPlan } from "../core/assembly/plan.ts";
+import { assemble } from "../core/assembly/assemble.ts";
+import type { AssembledRun } from "../core/assembly/assemble.ts";
 import { memoryFs } from "../core/calibrate/_memory_fs.ts";
 
 // The command line (cli.ts) and `deno task check` (scenarios/check.ts) are imported when a test first runs them, not
@@ -109,7 +109,7 @@ export { memoryFs };
  * The plan of one instance of `devices` × `chip`, TP (and MoE TP) across them all, serving `model` with weights as
  * `quant` and `serving` as the serving_config's keys (`engine: vllm, …`), for a one-request workload.
  */
-export function planOne(chip: string, devices: number, model: string, quant: string, serving: string): SimulationPlan {
+export function planOne(chip: string, devices: number, model: string, quant: string, serving: string): AssembledRun {
   const i = `instance_groups:
   - {num_instances: 1, num_devices_per_instance: ${devices}, device_type: ${chip}, pd_role: both, parallel_config: {tp_size: ${devices}, moe_tp_size: ${devices}}}
 `;
@@ -117,7 +117,7 @@ export function planOne(chip: string, devices: number, model: string, quant: str
 load_gen: {num_requests: 1, num_input_tokens: 128, num_output_tokens: 8}
 serving_config: {${serving}}
 `;
-  return buildPlan(loadConfig(["i.yaml"], "c.yaml", memoryFs({ "i.yaml": i, "c.yaml": c })));
+  return assemble(loadConfig(["i.yaml"], "c.yaml", memoryFs({ "i.yaml": i, "c.yaml": c })));
 }
 
 /** A minimal valid instance file. */

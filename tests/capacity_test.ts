@@ -141,7 +141,7 @@ min_value_meeting:
   assert.ok(m > 1 && m < 128, `${m}`);
   assert.equal(r.firstFailing, m + 1);
   assert.equal(
-    r.points.find((p) => p.values[0] === m)!.output.plan.config.common
+    r.points.find((p) => p.values[0] === m)!.output.assembled.config.common
       .serving_config.max_num_seqs,
     m,
   );
@@ -186,10 +186,10 @@ expect_per_point:
   assert.equal(new Set(r.points.map((p) => p.values.join(","))).size, 12);
   assert.equal(r.runs.size, 12);
   for (const p of r.points) {
-    const c = p.output.plan.config;
+    const c = p.output.assembled.config;
     assert.deepEqual(
       [
-        p.output.plan.input.workload.arrival.rate,
+        p.output.assembled.input.workload.arrival.rate,
         c.groups[0].config.num_instances,
         c.common.serving_config.max_num_seqs,
       ],

@@ -24,7 +24,7 @@ import { runCompare } from "../tools/compare.ts";
 import { runScreenshot } from "../tools/screenshot.ts";
 import { runValidateActions } from "../tools/validate_actions.ts";
 import { loadConfig } from "../core/config/load.ts";
-import { buildPlan, GENERIC_PATH_NOTICE } from "../core/assembly/plan.ts";
+import { assemble, GENERIC_PATH_NOTICE } from "../core/assembly/assemble.ts";
 import { MODEL_CATALOG } from "../core/model/mod.ts";
 import { DEVICE_CATALOG } from "../core/hardware/mod.ts";
 import { CATALOG_BEGIN, CATALOG_END, catalogMarkdown } from "../core/report/catalog.ts";
@@ -174,7 +174,7 @@ Deno.test("an omitted quantize_linear_action and free PD transfers by default ea
     INSTANCE_OK.replace("instance_groups:\n", "").replace("pd_role: both", "pd_role: decode");
   // The generic path's own notice (tested in tests/engine_profile_test.ts) is left out: these configs name no engine.
   const notes = (i: string, c: string) =>
-    buildPlan(loadConfig(["i.yaml"], "c.yaml", memoryFs({ "i.yaml": i, "c.yaml": c }))).notices.filter((n) =>
+    assemble(loadConfig(["i.yaml"], "c.yaml", memoryFs({ "i.yaml": i, "c.yaml": c }))).notices.filter((n) =>
       n !== GENERIC_PATH_NOTICE
     );
   assert.deepEqual(notes(INSTANCE_OK, common), [

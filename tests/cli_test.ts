@@ -158,7 +158,7 @@ Deno.test("cli reads a local Hugging Face config.json and a device file named by
   assert.match(run.stdout, /\ntotal_requests {17}50\.000\n/);
 });
 
-Deno.test("cli --output_json has a deployment section with the memory plan and the device's provenance", async () => {
+Deno.test("cli --output_json has a deployment section with the memory sizing and the device's provenance", async () => {
   const run = await runCli(["--format", "json", "--quiet"]);
   const [g] = JSON.parse(run.stdout).deployment;
   assert.equal(g.device.name, "H100_SXM_80G");

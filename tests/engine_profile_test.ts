@@ -53,7 +53,7 @@ serving_config: {max_concurrency: 64, block_size: 16${serving}}
 
 Deno.test("a profile's defaults reach the engines and the JSON deployment section; an explicit key wins", () => {
   const out = run(SMALL(", engine: sglang, engine_version: 0.4.3, max_num_seqs: 48"));
-  const e = out.plan.input.engines[0];
+  const e = out.assembled.input.engines[0];
   assert.equal(e.mixPrefillDecode, false); // SGLang: prefill-first
   assert.equal(e.prefixCaching, true); // radix cache
   assert.equal(e.maxSeqs, 48); // written
@@ -68,7 +68,7 @@ Deno.test("a profile's defaults reach the engines and the JSON deployment sectio
   // Without an engine nothing is supplied and the JSON has no profile.
   const plain = run(SMALL(""));
   assert.equal(JSON.parse(runJson(plain)).deployment[0].engine_profile, undefined);
-  assert.equal(plain.plan.input.engines[0].prefixCaching, false);
+  assert.equal(plain.assembled.input.engines[0].prefixCaching, false);
 });
 
 Deno.test("a vLLM profile times the engine with vLLM's kernel tables and its version's host costs; a device file keeps its own", () => {
@@ -178,7 +178,7 @@ serving_config: {max_concurrency: 10, block_size: 16}
 });
 
 Deno.test("a run without an engine says once that the generic path ignores engine costs; naming one silences it", () => {
-  const notices = (serving: string) => run(SMALL(serving)).plan.notices.filter((n) => /generic path/.test(n));
+  const notices = (serving: string) => run(SMALL(serving)).assembled.notices.filter((n) => /generic path/.test(n));
   assert.deepEqual(notices(""), [
     "note: no serving_config.engine: the generic path ignores engine host costs, kernel tables, CUDA-graph sizes " +
     "and scheduling defaults; name the engine you serve with (vllm, sglang, trtllm, mindie or lmdeploy, with " +
@@ -189,10 +189,10 @@ Deno.test("a run without an engine says once that the generic path ignores engin
 
 Deno.test("serving_config.api_server: false (an in-process benchmark) drops the API server's per-request latency", () => {
   const ttft = (serving: string) => run(SMALL(serving)).summary.perMetric["TTFT(s)"].MEDIAN;
-  const e = run(SMALL(", engine: sglang, engine_version: 0.4.0")).plan.input.engines[0];
+  const e = run(SMALL(", engine: sglang, engine_version: 0.4.0")).assembled.input.engines[0];
   // Engine time is integer microseconds.
   assert.equal(e.requestDelay, Math.round(constant("host.sglang-0.4.0.request_us")));
-  const off = run(SMALL(", engine: sglang, engine_version: 0.4.0, api_server: false")).plan.input.engines[0];
+  const off = run(SMALL(", engine: sglang, engine_version: 0.4.0, api_server: false")).assembled.input.engines[0];
   assert.equal(off.requestDelay ?? 0, 0);
   // 20 requests at 10 req/s: TTFT falls by about the latency.
   const d = ttft(", engine: sglang, engine_version: 0.4.0") -

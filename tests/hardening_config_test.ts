@@ -45,7 +45,7 @@ Deno.test("finding 1: an override at the next index appends to the list", () => 
       `${SCENARIO_HEAD}overrides:\n  instance_groups[1]: {num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}\n  load_gen.num_requests: 10\nexpect:\n  total_requests: "== 10"\n`,
   });
   const r = runScenario(loadScenario("s.yaml", fs), fs);
-  assert.equal(r.output.plan.input.engines.length, 2);
+  assert.equal(r.output.assembled.input.engines.length, 2);
 });
 
 Deno.test("finding 3: a scenario name that is not a plain file name is an error at name:", () => {

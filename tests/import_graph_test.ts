@@ -20,12 +20,12 @@ export const CORE_LAYERS = [
   "text", // plain-text layout every layer that prints shares: aligned columns
   "model", // model architectures: their specs, parameter and KV sizes, the catalog
   "workload", // request streams: arrival processes, length distributions, traces, the seeded random numbers
-  "hardware", // devices and kernels: the step-cost model, the memory plan and the parallel layout of a model on them
+  "hardware", // devices and kernels: the step-cost model, the memory sizing and the parallel layout of a model on them
   "policy", // the engines' pluggable decisions (routing, admission, batch formation) and the one list of their names
   "config", // the input files: schema, loading, validation, engine profiles, calibrated constants; builds no engine
   "engine", // the discrete-event simulator: engines, KV cache, transfers and the event queue, using the policies
   "metrics", // what a simulated run measured: statistics, load, per-pool figures, time series, intervals, diagnoses
-  "assembly", // one run: a validated config turned into the engines' specs and workload (buildPlan), simulated, summarized
+  "assembly", // one run: a validated config turned into the engines' specs and workload (assemble), simulated, summarized
   "scenario", // scenario files: assertions, sweeps and capacity searches, seeds, baselines, over assembled runs
   "report", // everything printed or written about runs and scenarios: tables, JSON, HTML and SVG, CI formats, compare
   "calibrate", // fitting device and engine constants to measurements and to validation scenarios

@@ -22,7 +22,7 @@
  *   SERVINGCAST_PBT_SEED=7 SERVINGCAST_PBT_PATH="12:3:0" deno test -A tests/invariants_test.ts
  */
 import { HEADLINE_COMMON, HEADLINE_INSTANCES } from "../bench/_headline.ts";
-import { buildPlan } from "../core/assembly/plan.ts";
+import { assemble } from "../core/assembly/assemble.ts";
 import { memoryFs } from "./_helpers.ts";
 import { loadConfig } from "../core/config/load.ts";
 import { SCHEDULER_NAMES, SCHEDULERS } from "../core/policy/mod.ts";
@@ -557,13 +557,13 @@ Deno.test("invariants hold on random deployments run by TurboMind's own loop (pr
 
 Deno.test("invariants hold for the bundled example and the KV-pressure scenario", () => {
   const out = runFiles([`${ROOT}examples/instances.yaml`], `${ROOT}examples/common.yaml`);
-  checkRun(out.plan.input, "bundled example");
+  checkRun(out.assembled.input, "bundled example");
   const kv = runFiles(
     [`${ROOT}scenarios/configs/l40s_tp1_x1.yaml`],
     `${ROOT}scenarios/configs/llama8b_kv_pressure.yaml`,
   );
   assert.ok(kv.summary.preemptions > 0);
-  checkRun(kv.plan.input, "KV pressure");
+  checkRun(kv.assembled.input, "KV pressure");
 });
 
 Deno.test("SGLang's own loop accounts every request one by one: runs with and without lazy accounting agree, retractions included", () => {
@@ -575,7 +575,7 @@ Deno.test("SGLang's own loop accounts every request one by one: runs with and wi
         "serving_config: {max_concurrency: 100000, engine: sglang, num_kv_blocks: 3000}",
       ).replace("num_requests: 100000", "num_requests: 3000").replace(/request_rate: [0-9.]+/, `request_rate: ${rate}`),
     };
-    const plan = buildPlan(loadConfig(["i.yaml"], "c.yaml", memoryFs(files)));
+    const plan = assemble(loadConfig(["i.yaml"], "c.yaml", memoryFs(files)));
     assert.ok(plan.input.engines.every((e) => runsSglangLoop(e)));
     const lazy = simulate(plan.input, { lazyDecodeAfter: 0 });
     const reference = simulate(plan.input, { lazyDecodeAfter: Infinity });

@@ -43,7 +43,7 @@ expect:
   });
   const r = runScenario(loadScenario(`${dir}ok.yaml`));
   assert.ok(r.pass, r.checks.map((c) => c.message).join("\n"));
-  assert.equal(r.output.plan.input.engines.length, 2);
+  assert.equal(r.output.assembled.input.engines.length, 2);
   assert.throws(
     () => runScenario(loadScenario(`${dir}bad.yaml`)),
     (e) =>

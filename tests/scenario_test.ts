@@ -108,7 +108,7 @@ Deno.test("runScenario() with LoadedConfigs reuses each point's loaded configura
   });
   const s = loadScenario(`${dir}s.yaml`);
   const figures = (r: ReturnType<typeof runScenario>) =>
-    r.points.map((p) => p.outputs.map((o) => [p.values[0], o.plan.input.workload.seed, o.result.endTime]));
+    r.points.map((p) => p.outputs.map((o) => [p.values[0], o.assembled.input.workload.seed, o.result.endTime]));
   const fresh = figures(runScenario(s));
   const loaded = new LoadedConfigs();
   assert.deepEqual(figures(runScenario(s, undefined, { loaded })), fresh);

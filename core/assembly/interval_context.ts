@@ -13,11 +13,11 @@ import type { RunOutput } from "./run.ts";
 
 /** A run's place among the strata, or undefined for the generic path. */
 export function intervalContext(out: RunOutput): IntervalContext | undefined {
-  const engine = out.plan.config.common.serving_config.engine;
+  const engine = out.assembled.config.common.serving_config.engine;
   if (engine === undefined) return undefined;
   return {
     engine,
-    vendor: vendorOf(out.plan.groups[0].device.name),
-    architecture: out.plan.model.moe ? "MoE" : "dense",
+    vendor: vendorOf(out.assembled.groups[0].device.name),
+    architecture: out.assembled.model.moe ? "MoE" : "dense",
   };
 }

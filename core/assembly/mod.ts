@@ -1,13 +1,13 @@
 /**
  * Assembly: one run from a validated configuration. The engines' specs,
- * cost models, memory plans and workload are built from the config
- * ({@link buildPlan}), simulated and summarized ({@link runFiles}), and the
+ * cost models, memory sizing and workload are built from the config
+ * ({@link assemble}), simulated and summarized ({@link runFiles}), and the
  * run is placed among the strata of the prediction intervals.
  *
  * @module
  */
-export { buildPlan, GENERIC_PATH_NOTICE } from "./plan.ts";
-export type { GroupPlan, PlanOptions, SimulationPlan } from "./plan.ts";
+export { assemble, GENERIC_PATH_NOTICE } from "./assemble.ts";
+export type { AssembledGroup, AssembledRun, AssemblyOptions } from "./assemble.ts";
 export { workloadOf } from "./workload.ts";
 export { describeRun, diagnostics, pools, runFiles, runLoaded, runSources } from "./run.ts";
 export type { RunOptions, RunOutput } from "./run.ts";

@@ -9,8 +9,8 @@ import { loadConfig, loadConfigSources } from "../config/load.ts";
 import type { FileSystem, LoadedConfig } from "../config/load.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import type { YamlSource } from "../config/source.ts";
-import { buildPlan } from "./plan.ts";
-import type { SimulationPlan } from "./plan.ts";
+import { assemble } from "./assemble.ts";
+import type { AssembledRun } from "./assemble.ts";
 import type { Calibration } from "../config/calibrated.ts";
 import { simulate } from "../engine/simulator.ts";
 import type { SimulationOptions, SimulationResult } from "../engine/types.ts";
@@ -26,8 +26,8 @@ import { describeLength } from "../workload/lengths.ts";
 
 /** What a run produced. */
 export interface RunOutput {
-  /** The resolved deployment. */
-  readonly plan: SimulationPlan;
+  /** The resolved deployment: engines, cost models, memory and workload. */
+  readonly assembled: AssembledRun;
   /** Raw per-request and per-engine results. */
   readonly result: SimulationResult;
   /** The statistics the report prints. */
@@ -61,7 +61,7 @@ export interface RunOptions extends SimulationOptions {
    * Called with the resolved deployment before the simulation starts (a
    * profile opens its trace here: the engines' labels name its threads).
    */
-  onPlan?: (plan: SimulationPlan) => void;
+  onAssembled?: (assembled: AssembledRun) => void;
 }
 
 /**
@@ -150,31 +150,31 @@ export function runLoaded(loaded: LoadedConfig, options: RunOptions = {}): RunOu
   const cfg = device
     ? { ...loaded, groups: loaded.groups.map((g) => ({ ...g, device, deviceOrigin: "given" as const })) }
     : loaded;
-  const plan = buildPlan(cfg, {
+  const assembled = assemble(cfg, {
     seed: options.seed,
     ...(options.calibration ? { calibration: options.calibration } : {}),
   });
-  options.onPlan?.(plan);
+  options.onAssembled?.(assembled);
   if (!options.timeseries) {
-    const result = simulate(plan.input, options);
-    return { plan, result, summary: summarize(result, { goodput: options.goodput }) };
+    const result = simulate(assembled.input, options);
+    return { assembled, result, summary: summarize(result, { goodput: options.goodput }) };
   }
-  const engines = plan.input.engines;
+  const engines = assembled.input.engines;
   const c = new TimeSeriesCollector(
-    plan.groups.map((g, i) => ({
+    assembled.groups.map((g, i) => ({
       name: g.name,
       kvBlocks: engines.reduce((n, e) => n + (e.group === i ? e.kvBlocks : 0), 0),
     })),
     engines.map((e) => e.group),
   );
   const { onStep, onTransfer } = options;
-  const result = simulate(plan.input, {
+  const result = simulate(assembled.input, {
     ...options,
     onStep: onStep ? (s) => (c.onStep(s), onStep(s)) : c.onStep,
     onTransfer: onTransfer ? (t) => (c.onTransfer(t), onTransfer(t)) : c.onTransfer,
   });
   return {
-    plan,
+    assembled,
     result,
     summary: summarize(result, { goodput: options.goodput, cdfPoints: CDF_POINTS }),
     series: c.result(result.requests, result.endTime),
@@ -213,14 +213,14 @@ function cacheNote(s: Summary): string {
  * ```
  */
 export function describeRun(out: RunOutput): string {
-  const { plan, summary } = out;
-  const w = plan.input.workload;
-  const groups = plan.groups.map((g) =>
+  const { assembled, summary } = out;
+  const w = assembled.input.workload;
+  const groups = assembled.groups.map((g) =>
     `${plural(g.numInstances, "instance")} of ${g.devicesPerInstance} × ${g.device.name} (TP${g.layout.tp}${
       g.dp > 1 ? ` DP${g.dp}` : ""
     }, ${g.memory.kvTokens.toLocaleString("en-US")} KV tokens per engine)`
   ).join(" + ");
-  const params = (paramCounts(plan.model).total / 1e9).toFixed(1);
+  const params = (paramCounts(assembled.model).total / 1e9).toFixed(1);
   const a = w.arrival;
   const rate = a.schedule
     ? `a ${a.process} rate schedule of ${a.schedule.length} segments`
@@ -233,11 +233,11 @@ export function describeRun(out: RunOutput): string {
     })`
     : `${describeLength(w.input)} in / ${describeLength(w.output)} out`;
   const profiles = [
-    ...new Set(plan.groups.flatMap((g) => g.serving.profile ? [g.serving.profile.resolved.record.label] : [])),
+    ...new Set(assembled.groups.flatMap((g) => g.serving.profile ? [g.serving.profile.resolved.record.label] : [])),
   ];
-  return `Simulated ${plan.model.id} (${params}B, ${plan.config.common.model_config.quantize_linear_action}) on ${groups}${
+  return `Simulated ${assembled.model.id} (${params}B, ${assembled.config.common.model_config.quantize_linear_action}) on ${groups}${
     profiles.length ? ` with the ${profiles.join(" and ")} profile` : ""
-  }: ${plural(plan.input.engines.length, "engine")}, ${plural(w.numRequests, "request")} of ${
+  }: ${plural(assembled.input.engines.length, "engine")}, ${plural(w.numRequests, "request")} of ${
     w.label ?? `${lengths} at ${rate}`
   }${cacheNote(summary)}, ${summary.simulatedSeconds.toFixed(1)} s simulated`;
 }
@@ -267,7 +267,7 @@ function window(out: RunOutput): number {
  * ```
  */
 export function pools(out: RunOutput): { groups: PoolStats[]; instances: PoolStats[] } {
-  return poolStats(out.plan.groups.map((g) => g.name), out.result.engines, window(out));
+  return poolStats(out.assembled.groups.map((g) => g.name), out.result.engines, window(out));
 }
 
 /**
@@ -288,16 +288,16 @@ export function pools(out: RunOutput): { groups: PoolStats[]; instances: PoolSta
  * ```
  */
 export function diagnostics(out: RunOutput): string[] {
-  const { plan, summary, result } = out;
+  const { assembled, summary, result } = out;
   const t = result.requests;
   let tokens = 0;
   for (let i = 0; i < t.count; i++) tokens += t.input[i] + t.output[i];
-  const overload = overloadSummary(summary, plan.input.workload.maxConcurrency);
+  const overload = overloadSummary(summary, assembled.input.workload.maxConcurrency);
   const lines = [
     overload && `warning: ${overload}`,
     kvStarvedLine(
       summary,
-      plan.groups.filter((g) => g.role !== "prefill").map((g) => ({
+      assembled.groups.filter((g) => g.role !== "prefill").map((g) => ({
         group: g.name,
         tokensPerEngine: g.memory.kvTokens,
       })),

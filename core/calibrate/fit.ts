@@ -11,7 +11,7 @@
  */
 import { levenbergMarquardt } from "ml-levenberg-marquardt";
 import { loadConfigSources } from "../config/load.ts";
-import { buildPlan } from "../assembly/plan.ts";
+import { assemble } from "../assembly/assemble.ts";
 import type { FileSystem, LoadedConfig } from "../config/load.ts";
 import type { YamlSource } from "../config/source.ts";
 import { deviceFromFile, MICROS_MAX } from "../config/device_schema.ts";
@@ -333,7 +333,7 @@ function loadRun(setup: CalibrationSetup, run: MeasuredRun): LoadedConfig {
   const loaded = atRunOf(run, () => {
     const cfg = loadConfigSources(setup.instances, common, setup.fs);
     // The plan checks what the configuration alone cannot (the limits, the model's context): once, here.
-    buildPlan(cfg);
+    assemble(cfg);
     return cfg;
   });
   // Lengths the simulator can repeat: a token a request at least, and two outputs for a TPOT (between two tokens).

@@ -98,7 +98,7 @@ export class Target {
     });
     this.reads = reads;
     this.#memo.set(this.#key(initial), first.measurements.map((m) => m.simulated));
-    const plan = first.output.plan;
+    const plan = first.output.assembled;
     const record = plan.groups[0].serving.profile?.resolved.record;
     this.context = {
       chip: plan.groups[0].device.name,

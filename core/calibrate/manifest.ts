@@ -32,7 +32,7 @@
  */
 import { z } from "zod";
 import { loadConfigSources, readYaml, resolveFrom } from "../config/load.ts";
-import { buildPlan } from "../assembly/plan.ts";
+import { assemble } from "../assembly/assemble.ts";
 import type { FileSystem } from "../config/load.ts";
 import type { PathPart, YamlSource } from "../config/source.ts";
 import { mapping, nonNegativeInt, positiveInt } from "../config/schema.ts";
@@ -296,7 +296,7 @@ export function loadManifest(file: string, fs: FileSystem): Manifest | ScenarioM
   const cfg = loadConfigSources(instances, commonSrc, fs);
   // The device as the deployment runs it: with its engine profile's host costs and the calibrated constants, the
   // values a fit starts from and its "before" figures are those of a plain run.
-  const device = buildPlan(cfg).groups[0].device;
+  const device = assemble(cfg).groups[0].device;
   cfg.groups.forEach((g, i) => {
     if (g.device.name !== device.name) {
       src.fail(

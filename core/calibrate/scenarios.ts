@@ -10,7 +10,7 @@
  */
 import { InputError } from "../config/errors.ts";
 import { denoFileSystem, loadConfigSources } from "../config/load.ts";
-import { buildPlan } from "../assembly/plan.ts";
+import { assemble } from "../assembly/assemble.ts";
 import type { FileSystem } from "../config/load.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import { quantileSorted } from "../metrics/percentile.ts";
@@ -118,7 +118,7 @@ export function loadScenarioCases(
       }
       const [inst, common] = scenarioSources(s, c, [], fs);
       const cfg = loadConfigSources(inst, common, fs);
-      const plan = buildPlan(cfg);
+      const plan = assemble(cfg);
       for (const g of plan.groups) {
         const record = g.serving.profile?.resolved.record;
         const label = record ? `${g.device.name} ${record.engine}-${record.since}` : g.device.name;

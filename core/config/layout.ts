@@ -1,7 +1,7 @@
 /**
  * An instance's parallel layout from its `parallel_config`, checked against
  * the model: a pure function that returns the layout, or every rule the
- * configuration breaks with the key that breaks it. `buildPlan` reports the
+ * configuration breaks with the key that breaks it. `assemble` reports the
  * first violation at its position in the file; the capacity planner discards
  * a candidate with the violations as its reason, without a file.
  *

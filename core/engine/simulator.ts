@@ -49,7 +49,7 @@ function newTable(n: number): RequestTable {
  *
  * @example Simulate a resolved plan
  * ```ts
- * import { buildPlan, loadConfig, simulate } from "../../mod.ts";
+ * import { assemble, loadConfig, simulate } from "../../mod.ts";
  * import assert from "node:assert/strict";
  *
  * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
@@ -58,7 +58,7 @@ function newTable(n: number): RequestTable {
  *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
  * const files: Record<string, string> = { "i.yaml": i, "c.yaml": c };
  * const fs = { readText: (p: string) => files[p], isDirectory: () => false };
- * const result = simulate(buildPlan(loadConfig(["i.yaml"], "c.yaml", fs)).input);
+ * const result = simulate(assemble(loadConfig(["i.yaml"], "c.yaml", fs)).input);
  * const t = result.requests;
  * assert.equal(t.count, 4);
  * for (let k = 0; k < t.count; k++) assert.ok(t.arrival[k] <= t.firstToken[k] && t.firstToken[k] < t.finish[k]);

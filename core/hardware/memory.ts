@@ -1,5 +1,5 @@
 /**
- * The memory plan of one engine: what one device of its TP group holds
+ * The memory sizing of one engine: what one device of its TP group holds
  * (weights, an activation reserve, runtime buffers) and how many KV blocks
  * are left.
  *
@@ -7,7 +7,7 @@
  */
 import type { RooflineCostModel } from "./roofline.ts";
 
-/** Serving limits the memory plan depends on. */
+/** Serving limits the memory sizing depends on. */
 export interface MemoryLimits {
   /** Share of device memory the engine may use, (0, 1]. */
   readonly memoryFraction: number;
@@ -29,7 +29,7 @@ export interface MemoryLimits {
 }
 
 /** Bytes on one device of an engine. */
-export interface MemoryPlan {
+export interface MemorySizing {
   /** Device memory, bytes. */
   readonly deviceBytes: number;
   /** deviceBytes × memoryFraction. */
@@ -66,7 +66,7 @@ const RUNTIME_BYTES = 2 ** 30;
  *
  * @example KV capacity at a smaller memory share, or a pinned block count
  * ```ts
- * import { buildPlan, loadConfig, planMemory } from "../../mod.ts";
+ * import { assemble, loadConfig, sizeMemory } from "../../mod.ts";
  * import assert from "node:assert/strict";
  *
  * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
@@ -75,15 +75,15 @@ const RUNTIME_BYTES = 2 ** 30;
  *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
  * const files: Record<string, string> = { "i.yaml": i, "c.yaml": c };
  * const fs = { readText: (p: string) => files[p], isDirectory: () => false };
- * const g = buildPlan(loadConfig(["i.yaml"], "c.yaml", fs)).groups[0];
+ * const g = assemble(loadConfig(["i.yaml"], "c.yaml", fs)).groups[0];
  * const limits = { memoryFraction: 0.5, blockSize: 16, maxTokens: 8192, maxSeqs: 256, pinnedBlocks: null };
- * const half = planMemory(g.cost, limits);
+ * const half = sizeMemory(g.cost, limits);
  * assert.ok(half.kvTokens < g.memory.kvTokens);
  * assert.equal(half.kvTokens, half.kvBlocks * 16);
- * assert.equal(planMemory(g.cost, { ...limits, pinnedBlocks: 100 }).kvBlocks, 100);
+ * assert.equal(sizeMemory(g.cost, { ...limits, pinnedBlocks: 100 }).kvBlocks, 100);
  * ```
  */
-export function planMemory(cost: RooflineCostModel, limits: MemoryLimits): MemoryPlan {
+export function sizeMemory(cost: RooflineCostModel, limits: MemoryLimits): MemorySizing {
   const { model: m, device: d, layout: l } = cost.input;
   const usable = d.memoryBytes * limits.memoryFraction;
   // The largest step's live activations (residual stream, projections, the

@@ -1,7 +1,7 @@
 /**
  * The hardware model: device facts, quantization, the per-operator roofline
  * step-time model (attention and FFN blocks over timing primitives), and the
- * per-device memory plan.
+ * per-device memory sizing.
  *
  * @module
  */
@@ -21,5 +21,5 @@ export { RooflineCostModel } from "./roofline.ts";
 export { KernelTables } from "./kernel_tables.ts";
 export type { KernelTableEngine, MoeShape } from "./kernel_tables.ts";
 export type { CostModelInput, LaunchSpec, LayerShapes } from "./roofline.ts";
-export { planMemory } from "./memory.ts";
-export type { MemoryLimits, MemoryPlan } from "./memory.ts";
+export { sizeMemory } from "./memory.ts";
+export type { MemoryLimits, MemorySizing } from "./memory.ts";

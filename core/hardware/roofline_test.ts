@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { MODEL_CATALOG } from "../model/catalog.ts";
 import { modelSpecFromHf } from "../model/model_spec.ts";
 import { DEVICE_CATALOG } from "./devices.ts";
-import { planMemory } from "./memory.ts";
+import { sizeMemory } from "./memory.ts";
 import { linearQuant } from "./quant.ts";
 import { RooflineCostModel } from "./roofline.ts";
 import { decodeBatch, prefillBatch } from "./batch.ts";
@@ -90,9 +90,9 @@ Deno.test("stepTime() TP all-reduce bytes: two per layer of tokens × hidden × 
   assert.ok(Math.abs(b2.communication - b1.communication - expected) / expected < 1e-6);
 });
 
-Deno.test("planMemory() leaves KV room from weights, activations and runtime", () => {
+Deno.test("sizeMemory() leaves KV room from weights, activations and runtime", () => {
   const c = model("meta-llama/Llama-3.1-8B-Instruct", "H100_SXM_80G");
-  const p = planMemory(c, { memoryFraction: 0.9, blockSize: 16, maxTokens: 8192, maxSeqs: 256, pinnedBlocks: null });
+  const p = sizeMemory(c, { memoryFraction: 0.9, blockSize: 16, maxTokens: 8192, maxSeqs: 256, pinnedBlocks: null });
   assert.equal(p.kvBlockBytes, 16 * 131072);
   assert.ok(Math.abs(p.weightBytes / 1e9 - 16.06) < 0.01, `weights ${p.weightBytes / 1e9} GB`);
   assert.equal(
@@ -101,7 +101,7 @@ Deno.test("planMemory() leaves KV room from weights, activations and runtime", (
   );
 });
 
-Deno.test("planMemory() halves weights per device under TP2", () => {
+Deno.test("sizeMemory() halves weights per device under TP2", () => {
   const one = model("meta-llama/Llama-3.1-70B-Instruct", "H100_SXM_80G", 1).weightBytesPerDevice;
   const two = model("meta-llama/Llama-3.1-70B-Instruct", "H100_SXM_80G", 2).weightBytesPerDevice;
   assert.ok(Math.abs(two / one - 0.5) < 0.001);

@@ -16,10 +16,10 @@ import { TASK_LIMITS } from "../config/limits.ts";
 import { denoFileSystem, loadConfigSources, readYaml } from "../config/load.ts";
 import type { FileSystem } from "../config/load.ts";
 import { YamlSource } from "../config/source.ts";
-import { buildPlan } from "../assembly/plan.ts";
+import { assemble } from "../assembly/assemble.ts";
 import { workloadOf } from "../assembly/workload.ts";
 import { resolveLayout } from "../config/layout.ts";
-import type { SimulationPlan } from "../assembly/plan.ts";
+import type { AssembledRun } from "../assembly/assemble.ts";
 import { decodeBatch, prefillBatch } from "../hardware/batch.ts";
 import { DEVICE_CATALOG } from "../hardware/devices.ts";
 import { meanLength } from "../workload/lengths.ts";
@@ -306,7 +306,7 @@ function overlay(base: FileSystem, extra: Map<string, string>): FileSystem {
 /**
  * The candidate's plan with one instance, or why it cannot run, without a
  * simulation: the layout rules first (a pure check, every violation named),
- * then the memory plan (the model and a KV block must fit). Errors of the
+ * then the memory sizing (the model and a KV block must fit). Errors of the
  * user's common file are not a candidate's: they propagate.
  */
 function feasibility(
@@ -314,7 +314,7 @@ function feasibility(
   id: CandidateId,
   common: YamlSource,
   fs: FileSystem,
-): SimulationPlan | string {
+): AssembledRun | string {
   const { device, tp } = id;
   // The model decides the instance file (a MoE model's experts are split by TP): read it first.
   const model = loadConfigSources([new YamlSource("(candidate)", instanceYaml(device, 1, 1))], common, fs).model;
@@ -327,7 +327,7 @@ function feasibility(
   const layout = resolveLayout(cfg.model, cfg.groups[0].config.parallel_config, tp);
   if (layout.kind === "violations") return layout.violations.map((v) => `${v.key} ${v.message}`).join("; ");
   try {
-    if (Object.keys(id.settings).length === 0) return buildPlan(cfg);
+    if (Object.keys(id.settings).length === 0) return assemble(cfg);
     // With settings, the common file as the candidate's scenario overrides it.
     const text = [
       ...scenarioHead("feasibility", instanceYaml(device, tp, 1, id.parallel, moe), req),
@@ -339,7 +339,7 @@ function feasibility(
     ].join("\n");
     const v = virtualLoad(virtualScenario(req, id), text, fs);
     const [insts, withSettings] = scenarioSources(v.scenario, undefined, [], v.fs);
-    return buildPlan(loadConfigSources(insts, withSettings, v.fs));
+    return assemble(loadConfigSources(insts, withSettings, v.fs));
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     // Without the location, and without the key path into the candidate's own instance file (ours, not the user's).
@@ -415,18 +415,18 @@ export interface RateBounds {
  *
  * @example
  * ```ts
- * import { buildPlan, loadConfig, rateBounds } from "../../mod.ts";
+ * import { assemble, loadConfig, rateBounds } from "../../mod.ts";
  * import assert from "node:assert/strict";
  *
  * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}]";
  * const c = "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
  *   "load_gen: {load_gen_type: fixed_length, num_requests: 10, num_input_tokens: 1024, num_output_tokens: 256}";
  * const files: Record<string, string> = { "i.yaml": i, "c.yaml": c };
- * const b = rateBounds(buildPlan(loadConfig(["i.yaml"], "c.yaml", { readText: (p) => files[p], isDirectory: () => false })));
+ * const b = rateBounds(assemble(loadConfig(["i.yaml"], "c.yaml", { readText: (p) => files[p], isDirectory: () => false })));
  * assert.ok(b.both < b.prefill && b.both < b.decode); // doing both is slower than either
  * ```
  */
-export function rateBounds(plan: SimulationPlan): RateBounds {
+export function rateBounds(plan: AssembledRun): RateBounds {
   const g = plan.groups[0];
   const w = plan.input.workload;
   // The mean lengths, over the request classes by weight when there are several.

@@ -8,7 +8,7 @@ export { formatColumn, formatFrame, formatKeyValue, formatSummaryTable } from ".
 export { formatExtSection } from "./ext_table.ts";
 export { formatSummaryJson, summaryExtSections } from "./json.ts";
 export type { JsonExtras } from "./json.ts";
-export { formatChromeTrace, formatRequestCsv } from "./profile.ts";
+export { formatChromeTrace, formatRequestCsv } from "./profiling.ts";
 export { formatFixed, roundHalfEven } from "./number_format.ts";
 export { formatGroupTable } from "./groups.ts";
 export { renderSvg } from "./svg.ts";

@@ -17,7 +17,7 @@ const gib = (b: number) => b / 2 ** 30;
 /**
  * The ext `deployment` section of the JSON output, one entry per instance
  * group: the device profile and where its numbers come from, the parallel
- * layout, quantization, the memory plan of one device, KV capacity, and the
+ * layout, quantization, the memory sizing of one device, KV capacity, and the
  * efficiencies and overheads the step-time model used.
  *
  * @example Read the deployment of each group
@@ -37,7 +37,7 @@ const gib = (b: number) => b / 2 ** 30;
  * ```
  */
 export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
-  return out.plan.groups.map((g) => {
+  return out.assembled.groups.map((g) => {
     const d = g.device;
     const l = g.layout;
     return {
@@ -74,11 +74,11 @@ export function deploymentSection(out: RunOutput): Record<string, unknown>[] {
         moe_dp: l.moeDp,
       },
       quantization: {
-        linear: out.plan.config.common.model_config.quantize_linear_action,
+        linear: out.assembled.config.common.model_config.quantize_linear_action,
         weight_bytes: g.quant.weightBytes,
         matmul_type: g.quant.peak,
         fallback: g.quant.fallback ?? null,
-        kv_cache: out.plan.config.common.model_config.quantize_attention_action,
+        kv_cache: out.assembled.config.common.model_config.quantize_attention_action,
       },
       memory_gib_per_device: {
         device: gib(g.memory.deviceBytes),
@@ -245,10 +245,10 @@ export function seriesSections(out: RunOutput): Record<string, unknown> {
  * ```
  */
 export function simulationSection(out: RunOutput): Record<string, unknown> {
-  const { plan, result, summary } = out;
+  const { assembled, result, summary } = out;
   return {
-    model: plan.model.id,
-    seed: plan.input.workload.seed,
+    model: assembled.model.id,
+    seed: assembled.input.workload.seed,
     simulated_seconds: summary.simulatedSeconds,
     preemptions: summary.preemptions,
     unservable_requests: summary.unservable,

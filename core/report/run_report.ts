@@ -202,7 +202,7 @@ const PARTS: [keyof StepBreakdown, string][] = [
 /** Where a typical prefill step and decode step of each group spend their time (cost model). */
 async function breakdownChart(out: RunOutput): Promise<string> {
   const rows: { bar: string; part: string; value: number; order: number }[] = [];
-  out.plan.groups.forEach((g, i) => {
+  out.assembled.groups.forEach((g, i) => {
     const s = out.series?.groups[i];
     for (const [kind, shape] of [["prefill", s?.typicalPrefill], ["decode", s?.typicalDecode]] as const) {
       if (!shape) continue;
@@ -232,10 +232,10 @@ async function breakdownChart(out: RunOutput): Promise<string> {
   );
 }
 
-/** The memory plan of one device of each group. */
+/** The memory sizing of one device of each group. */
 async function memoryChart(out: RunOutput): Promise<string> {
   const gib = (b: number) => b / 2 ** 30;
-  const rows = out.plan.groups.flatMap((g) => {
+  const rows = out.assembled.groups.flatMap((g) => {
     const m = g.memory;
     const kv = m.kvBlocks * m.kvBlockBytes;
     const parts: [string, number][] = [
@@ -247,7 +247,7 @@ async function memoryChart(out: RunOutput): Promise<string> {
     ];
     return parts.map(([part, v], order) => ({ bar: `${g.name} (${g.device.name})`, part, value: gib(v), order }));
   });
-  return await chart("memory", "Memory plan of one device (GiB)", { ...stackedBarSpec(rows, "GiB"), width: 560 });
+  return await chart("memory", "Memory sizing of one device (GiB)", { ...stackedBarSpec(rows, "GiB"), width: 560 });
 }
 
 /** The sections of a run's report (a scenario's report embeds them). */

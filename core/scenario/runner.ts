@@ -228,7 +228,7 @@ function runSeeds(
   const { timeseries, device, calibration } = options;
   const first = runLoaded(cfg, { seed: s.seed, goodput: s.goodput, timeseries, device, calibration });
   const outs = [first];
-  const base = first.plan.input.workload.seed;
+  const base = first.assembled.input.workload.seed;
   for (let k = 1; k < s.seeds.count; k++) {
     outs.push(runLoaded(cfg, { seed: base + k, goodput: s.goodput, device, calibration }));
   }
@@ -240,7 +240,7 @@ function runSeeds(
  * its offered load), or "" when it keeps up.
  */
 export function overloadNote(out: RunOutput): string {
-  return overloadSummary(out.summary, out.plan.input.workload.maxConcurrency) ?? "";
+  return overloadSummary(out.summary, out.assembled.input.workload.maxConcurrency) ?? "";
 }
 
 /** An SLO on a latency as the user sees it: an upper bound, met only while the deployment keeps up. */
@@ -659,7 +659,7 @@ export function runScenario(
     output: base,
     runs,
     seedRuns,
-    seeds: baseOuts.map((o) => o.plan.input.workload.seed),
+    seeds: baseOuts.map((o) => o.assembled.input.workload.seed),
     points,
     ...(capacity ? { capacity } : {}),
     ...(max ? { maxRateMeeting: max.value, firstFailing: max.failing } : {}),

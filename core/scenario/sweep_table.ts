@@ -44,7 +44,7 @@ export interface SweepRow extends Omit<SeedFigures, "seed"> {
 function figures(out: RunOutput): SeedFigures {
   const s = out.summary;
   return {
-    seed: out.plan.input.workload.seed,
+    seed: out.assembled.input.workload.seed,
     ttft_p99: s.extMetric["TTFT_FROM_ARRIVAL(s)"].P99,
     tpot_p99: s.perMetric["TPOT(s)"].P99,
     achieved_rate: s.load.achievedRate,

@@ -14,7 +14,7 @@ import "../golden_test.ts";
 import "../invariants_test.ts";
 import "../overload_test.ts";
 import "../pd_test.ts";
-import "../profile_test.ts";
+import "../profiling_test.ts";
 import "../step_monotone_test.ts";
 import "../upstream_compat_test.ts";
 import "../workload_test.ts";

@@ -1,6 +1,6 @@
 /**
- * Profiling at scale (`--enable_profiling` with `--profile_window`,
- * `--profile_requests`, `--profile_gzip`): what the trace keeps, that it
+ * Profiling at scale (`--enable_profiling` with `--profiling_window`,
+ * `--profiling_requests`, `--profiling_gzip`): what the trace keeps, that it
  * stays valid JSON, and that bad values stop before any simulation. The
  * command line runs in this process (cli.ts's `main`).
  *
@@ -11,9 +11,9 @@
  */
 import assert from "node:assert/strict";
 import { gunzipSync } from "node:zlib";
-import { ChromeTraceWriter } from "../core/report/profile.ts";
+import { ChromeTraceWriter } from "../core/report/profiling.ts";
 import { ChunkedTextWriter, TEXT_CHUNK_CHARS } from "../core/report/trace_writer.ts";
-import { COMMON_OK, runCli, writeTemp } from "./_helpers.ts";
+import { COMMON_OK, ROOT, runCli, writeTemp } from "./_helpers.ts";
 import type { CliRun } from "./_helpers.ts";
 
 /** A trace event as the tests read it. */
@@ -78,9 +78,9 @@ const PD_COMMON = COMMON_OK.replace(
   "quantize_linear_action: DISABLED\n  enable_kv_transfer_modeling: true",
 );
 
-Deno.test("--profile_window keeps exactly the steps, counters and phases overlapping the window", async () => {
+Deno.test("--profiling_window keeps exactly the steps, counters and phases overlapping the window", async () => {
   const full = events((await profile([])).dir);
-  const { run, dir } = await profile(["--profile_window", "10,20"]);
+  const { run, dir } = await profile(["--profiling_window", "10,20"]);
   assert.match(
     run.stderr,
     /\nprofiling results written to .*\/ \(trace\.json opens in https:\/\/ui\.perfetto\.dev, requests\.csv\): 2,064 steps, 195 requests overlapping 10–20 s\n$/,
@@ -108,9 +108,9 @@ Deno.test("--profile_window keeps exactly the steps, counters and phases overlap
   assert.equal(csvRows(dir).size, 1000);
 });
 
-Deno.test("--profile_requests picks evenly spaced ids, the same each run, with their engines' steps", async () => {
-  const a = await profile(["--profile_requests", "5"]);
-  const b = await profile(["--profile_requests", "5"]);
+Deno.test("--profiling_requests picks evenly spaced ids, the same each run, with their engines' steps", async () => {
+  const a = await profile(["--profiling_requests", "5"]);
+  const b = await profile(["--profiling_requests", "5"]);
   assert.match(a.run.stderr, /: \d[\d,]* steps, 5 requests \(sample of 5 asked\)\n$/);
   // 1,000 candidates, 5 picks: ranks ⌊(2k + 1) · 1000 / 10⌋.
   const ids = (dir: string) => [...new Set(events(dir).filter((e) => e.ph === "b").map((e) => e.id))];
@@ -128,15 +128,15 @@ Deno.test("--profile_requests picks evenly spaced ids, the same each run, with t
   assert.ok(steps.length > 100);
   assert.deepEqual(steps, full);
   // With a window, the candidates are the 195 requests overlapping it.
-  const w = await profile(["--profile_window", "10,20", "--profile_requests", "5"]);
+  const w = await profile(["--profiling_window", "10,20", "--profiling_requests", "5"]);
   assert.deepEqual(ids(w.dir), [119, 158, 197, 236, 275]);
   assert.ok(events(w.dir).filter((e) => e.ph === "X").every((e) => e.ts! <= 20e6 && e.ts! + e.dur! >= 10e6));
 });
 
-Deno.test("--profile_requests on a PD run keeps the sampled requests' transfers and both engines' steps", async () => {
+Deno.test("--profiling_requests on a PD run keeps the sampled requests' transfers and both engines' steps", async () => {
   const cfg = writeTemp({ "i.yaml": PD_INSTANCES, "c.yaml": PD_COMMON });
   const files = ["--instance_config_path", `${cfg}i.yaml`, "--common_config_path", `${cfg}c.yaml`];
-  const { run, dir } = await profile([...files, "--profile_requests", "3"]);
+  const { run, dir } = await profile([...files, "--profiling_requests", "3"]);
   assert.match(run.stderr, /: \d+ steps, 3 requests \(sample of 3 asked\), 3 KV transfers\n$/);
   const ev = events(dir);
   // 50 requests: ranks 8, 25, 41. Each transfer keeps its number in the whole run (the order they finished in).
@@ -153,10 +153,10 @@ Deno.test("--profile_requests on a PD run keeps the sampled requests' transfers 
   assert.equal(ev.filter((e) => e.ph === "f" && e.tid === 1).length, 3);
 });
 
-Deno.test("--profile_gzip writes trace.json.gz: the same trace, gzipped in one member", async () => {
-  const args = ["--profile_window", "5,15"];
+Deno.test("--profiling_gzip writes trace.json.gz: the same trace, gzipped in one member", async () => {
+  const args = ["--profiling_window", "5,15"];
   const plain = await profile(args);
-  const { run, dir } = await profile([...args, "--profile_gzip"]);
+  const { run, dir } = await profile([...args, "--profiling_gzip"]);
   assert.match(run.stderr, /\(trace\.json\.gz opens in https:\/\/ui\.perfetto\.dev, requests\.csv\)/);
   assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), ["requests.csv", "trace.json.gz"]);
   const gz = Deno.readFileSync(`${dir}/trace.json.gz`);
@@ -192,20 +192,26 @@ Deno.test("every trace event has a tid: engines for steps, counters and flows, t
   );
 });
 
-Deno.test("a bad --profile_window or --profile_requests is one line, exit 2, before any simulation", async () => {
+Deno.test("a bad --profiling_window or --profiling_requests is one line, exit 2, before any simulation", async () => {
   const cases: [string[], string][] = [
-    [["--profile_window", "5,2"], "--profile_window: END must be greater than START, got '5,2'"],
-    [["--profile_window", "3,3"], "--profile_window: END must be greater than START, got '3,3'"],
-    [["--profile_window", "a,b"], "--profile_window: expected START,END in simulated seconds (e.g. 60,120), got 'a,b'"],
-    [["--profile_window", "10"], "--profile_window: expected START,END in simulated seconds (e.g. 60,120), got '10'"],
+    [["--profiling_window", "5,2"], "--profiling_window: END must be greater than START, got '5,2'"],
+    [["--profiling_window", "3,3"], "--profiling_window: END must be greater than START, got '3,3'"],
     [
-      ["--profile_window", "1,2,3"],
-      "--profile_window: expected START,END in simulated seconds (e.g. 60,120), got '1,2,3'",
+      ["--profiling_window", "a,b"],
+      "--profiling_window: expected START,END in simulated seconds (e.g. 60,120), got 'a,b'",
     ],
-    [["--profile_window", "-1,5"], "--profile_window: START must not be negative, got '-1,5'"],
-    [["--profile_window=-5,-1"], "--profile_window: START must not be negative, got '-5,-1'"],
-    [["--profile_requests", "0"], "--profile_requests: expected a positive integer, got '0'"],
-    [["--profile_requests", "2.5"], "--profile_requests: expected a positive integer, got '2.5'"],
+    [
+      ["--profiling_window", "10"],
+      "--profiling_window: expected START,END in simulated seconds (e.g. 60,120), got '10'",
+    ],
+    [
+      ["--profiling_window", "1,2,3"],
+      "--profiling_window: expected START,END in simulated seconds (e.g. 60,120), got '1,2,3'",
+    ],
+    [["--profiling_window", "-1,5"], "--profiling_window: START must not be negative, got '-1,5'"],
+    [["--profiling_window=-5,-1"], "--profiling_window: START must not be negative, got '-5,-1'"],
+    [["--profiling_requests", "0"], "--profiling_requests: expected a positive integer, got '0'"],
+    [["--profiling_requests", "2.5"], "--profiling_requests: expected a positive integer, got '2.5'"],
   ];
   for (const [args, message] of cases) {
     const base = writeTemp({}) + "prof";
@@ -215,15 +221,15 @@ Deno.test("a bad --profile_window or --profile_requests is one line, exit 2, bef
     assert.equal(run.stdout, "");
     assert.throws(() => Deno.statSync(base), Deno.errors.NotFound, "no folder: nothing ran");
   }
-  const alone = await runCli(["--profile_window", "10,20"]);
+  const alone = await runCli(["--profiling_window", "10,20"]);
   assert.equal(alone.code, 2);
-  assert.equal(alone.stderr, "servingcast: error: --profile_window needs --enable_profiling\n");
+  assert.equal(alone.stderr, "servingcast: error: --profiling_window needs --enable_profiling\n");
 });
 
 Deno.test("a window after the run's end writes a valid, empty trace and says so", async () => {
-  const { run, dir } = await profile(["--profile_window", "1000,2000"]);
+  const { run, dir } = await profile(["--profiling_window", "1000,2000"]);
   assert.match(run.stderr, /: 0 steps, 0 requests overlapping 1000–2000 s\n/);
-  assert.match(run.stderr, /\nwarning: --profile_window 1000,2000 holds no step \(the run simulated 65\.8 s\)\n$/);
+  assert.match(run.stderr, /\nwarning: --profiling_window 1000,2000 holds no step \(the run simulated 65\.8 s\)\n$/);
   const ev = events(dir);
   assert.deepEqual(ev.map((e) => e.ph), ["M", "M", "M", "M"]);
 });
@@ -263,4 +269,28 @@ Deno.test("the trace leaves in chunks of 256 Ki characters: what is held does no
   assert.equal(TEXT_CHUNK_CHARS, 262_144);
   assert.ok(full.every((n) => n >= TEXT_CHUNK_CHARS && n < TEXT_CHUNK_CHARS + 1024), String(Math.max(...full)));
   assert.equal(text.bytes, chunks.reduce((a, b) => a + b, 0));
+});
+
+Deno.test("cli: the profiling flags' names before 0.2 still work, with a note naming the new one", async () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const r = await runCli([
+      "--instance_config_path",
+      `${ROOT}examples/instances.yaml`,
+      "--common_config_path",
+      `${ROOT}examples/common.yaml`,
+      "--enable_profiling",
+      "--profiling_output_path",
+      dir,
+      "--profile_gzip",
+      "--quiet",
+    ]);
+    assert.equal(r.code, 0);
+    assert.match(r.stderr, /^note: --profile_gzip is now --profiling_gzip$/m);
+    // One folder per run, named for its start time, holds the gzipped trace.
+    const run = [...Deno.readDirSync(dir)][0].name;
+    assert.ok([...Deno.readDirSync(`${dir}/${run}`)].some((e) => e.name === "trace.json.gz"));
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });

@@ -1,14 +1,14 @@
 /**
  * Profiling cost at scale: `deno task bench` (or `deno bench --allow-read
- * --allow-write --allow-env bench/profile_bench.ts`).
+ * --allow-write --allow-env bench/profiling_bench.ts`).
  *
  * The simulator bench's headline case (100,000 requests of 1,000 input /
  * 200 output tokens, Poisson arrivals at 160 req/s, 8 single-H100
  * instances of Llama-3.1-8B, about 627 simulated seconds) run through the
  * command line in this process, as `deno task sim` runs it: without
- * profiling, with a full profile, with `--profile_window` over 60 simulated
+ * profiling, with a full profile, with `--profiling_window` over 60 simulated
  * seconds (300–360 s, the steady state), the same gzipped, and with
- * `--profile_requests 100`. The target: a 60-second window adds under 2× to
+ * `--profiling_requests 100`. The target: a 60-second window adds under 2× to
  * the run's time and writes under 50 MB.
  *
  * After the benches, a table: median wall time per case and its ratio to the
@@ -31,7 +31,7 @@ const PROFILE = ["--enable_profiling", "--profiling_output_path", OUT];
 /** How often the peak resident memory is sampled, ms: often enough next to runs of seconds, too little to cost. */
 const RSS_SAMPLE_MS = 2;
 /** 60 simulated seconds in the steady state of the ~627-second run. */
-const WINDOW = ["--profile_window", "300,360"];
+const WINDOW = ["--profiling_window", "300,360"];
 
 /**
  * The process's peak resident memory, sampled every {@link RSS_SAMPLE_MS} ms
@@ -104,9 +104,9 @@ function bench(name: string, args: string[]): void {
 
 bench("no profiling", []);
 bench("full profile (every step and request)", PROFILE);
-bench("--profile_window 300,360 (60 simulated s)", [...PROFILE, ...WINDOW]);
-bench("--profile_window 300,360 --profile_gzip", [...PROFILE, ...WINDOW, "--profile_gzip"]);
-bench("--profile_requests 100", [...PROFILE, "--profile_requests", "100"]);
+bench("--profiling_window 300,360 (60 simulated s)", [...PROFILE, ...WINDOW]);
+bench("--profiling_window 300,360 --profiling_gzip", [...PROFILE, ...WINDOW, "--profiling_gzip"]);
+bench("--profiling_requests 100", [...PROFILE, "--profiling_requests", "100"]);
 
 globalThis.addEventListener("unload", () => {
   peakRss.stop();

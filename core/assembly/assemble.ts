@@ -1,6 +1,6 @@
 /**
  * Turns a validated configuration into what the simulator runs: for each
- * instance group its parallel layout, cost model and memory plan, and one
+ * instance group its parallel layout, cost model and memory sizing, and one
  * engine per DP rank of every instance. Every rule that needs the model or
  * the device (TP dividing the heads, the model fitting in memory, the PD
  * topology) is checked here and reported at the key that breaks it.
@@ -9,8 +9,8 @@
  */
 import { kvValueBytes, linearQuant } from "../hardware/quant.ts";
 import type { LinearQuant } from "../hardware/quant.ts";
-import { planMemory } from "../hardware/memory.ts";
-import type { MemoryPlan } from "../hardware/memory.ts";
+import { sizeMemory } from "../hardware/memory.ts";
+import type { MemorySizing } from "../hardware/memory.ts";
 import { RooflineCostModel } from "../hardware/roofline.ts";
 import { decodeBatch } from "../hardware/batch.ts";
 import type { EngineLayout } from "../hardware/layout.ts";
@@ -35,7 +35,7 @@ import type { Calibration } from "../config/calibrated.ts";
 const MIN_LINK_BYTES_PER_S = 1e6;
 
 /** The resolved deployment of one instance group. */
-export interface GroupPlan {
+export interface AssembledGroup {
   /** Position among all instance groups. */
   readonly index: number;
   /** `name`, or `group<i>`. */
@@ -57,7 +57,7 @@ export interface GroupPlan {
   /** The step-time model of one engine. */
   readonly cost: RooflineCostModel;
   /** Memory of one device of an engine. */
-  readonly memory: MemoryPlan;
+  readonly memory: MemorySizing;
   /** The serving settings of its engines, with the engine profile (if any) applied. */
   readonly serving: ProfiledServing;
   /** Its engine's host costs, launch and overlap, when it names an engine. */
@@ -65,13 +65,13 @@ export interface GroupPlan {
 }
 
 /** Everything a run needs, resolved. */
-export interface SimulationPlan {
+export interface AssembledRun {
   /** The engines, workload and routing to simulate. */
   readonly input: SimulationInput;
   /** The model's architecture. */
   readonly model: ModelSpec;
   /** Per instance group. */
-  readonly groups: readonly GroupPlan[];
+  readonly groups: readonly AssembledGroup[];
   /** Lines to show the user. */
   readonly notices: readonly string[];
   /** The validated files. */
@@ -79,7 +79,7 @@ export interface SimulationPlan {
 }
 
 /** Options that override the files. */
-export interface PlanOptions {
+export interface AssemblyOptions {
   /** Overrides `load_gen.seed`. */
   readonly seed?: number;
   /**
@@ -142,7 +142,7 @@ function layoutOf(g: LoadedGroup, model: ModelSpec, notices: string[]): { layout
  *
  * @example Resolve the engines of a configuration
  * ```ts
- * import { buildPlan, loadConfig } from "../../mod.ts";
+ * import { assemble, loadConfig } from "../../mod.ts";
  * import assert from "node:assert/strict";
  *
  * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
@@ -151,14 +151,14 @@ function layoutOf(g: LoadedGroup, model: ModelSpec, notices: string[]): { layout
  *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
  * const files: Record<string, string> = { "i.yaml": i, "c.yaml": c };
  * const fs = { readText: (p: string) => files[p], isDirectory: () => false };
- * const plan = buildPlan(loadConfig(["i.yaml"], "c.yaml", fs), { seed: 7 });
+ * const plan = assemble(loadConfig(["i.yaml"], "c.yaml", fs), { seed: 7 });
  * assert.equal(plan.input.engines.length, 1);
  * assert.equal(plan.input.workload.seed, 7);
  * assert.equal(plan.groups[0].device.name, "H100_SXM_80G");
  * assert.ok(plan.groups[0].memory.kvTokens > 100_000);
  * ```
  */
-export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): SimulationPlan {
+export function assemble(cfg: LoadedConfig, options: AssemblyOptions = {}): AssembledRun {
   const { common, model } = cfg;
   const mc = common.model_config;
   const sc = common.serving_config;
@@ -169,7 +169,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
   // The serving_config keys the user wrote: an engine profile fills in only the others.
   const data = cfg.commonSource.data as { serving_config?: Record<string, unknown> } | null;
   const written = new Set(Object.keys(data?.serving_config ?? {}));
-  const groups: GroupPlan[] = [];
+  const groups: AssembledGroup[] = [];
   const engines: EngineSpec[] = [];
   const limits = common.limits;
   let instanceCount = 0;
@@ -228,7 +228,7 @@ export function buildPlan(cfg: LoadedConfig, options: PlanOptions = {}): Simulat
         }
         : {}),
     });
-    const memory = planMemory(cost, {
+    const memory = sizeMemory(cost, {
       memoryFraction: gs.kv_cache_memory_fraction,
       blockSize: gs.block_size,
       maxTokens: gs.max_tokens_budget,

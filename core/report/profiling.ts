@@ -94,7 +94,7 @@ function overlaps(window: TraceWindow | undefined, from: number, to: number): bo
  *
  * @example A trace with one step, read back
  * ```ts
- * import { ChromeTraceWriter } from "./profile.ts";
+ * import { ChromeTraceWriter } from "./profiling.ts";
  * import assert from "node:assert/strict";
  *
  * let text = "";
@@ -267,7 +267,7 @@ export class ChromeTraceWriter {
  *
  * @example 3 of 10 requests
  * ```ts
- * import { sampleRequests } from "./profile.ts";
+ * import { sampleRequests } from "./profiling.ts";
  * import assert from "node:assert/strict";
  *
  * const n = 10;
@@ -332,7 +332,7 @@ export interface TraceSpools {
  * @example The first 50 ms of a run: one request's 8 steps
  * ```ts
  * import { runSources, YamlSource } from "../../mod.ts";
- * import { ChromeTraceWriter, TraceRecorder } from "./profile.ts";
+ * import { ChromeTraceWriter, TraceRecorder } from "./profiling.ts";
  * import assert from "node:assert/strict";
  *
  * const i = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, " +
@@ -576,8 +576,8 @@ export function formatRequestCsv(requests: RequestTable): string {
   return parts.join("");
 }
 
-/** Options of {@link ProfileFiles}. */
-export interface ProfileFilesOptions {
+/** Options of {@link ProfilingFiles}. */
+export interface ProfilingFilesOptions {
   /** Engine labels, by index. */
   readonly engines: readonly string[];
   /** Whether the run can move KV between engines (then process 3 is named). */
@@ -600,7 +600,7 @@ export interface ProfileFilesOptions {
  * @example A gzipped, windowed profile of a small run
  * ```ts
  * import { runSources, YamlSource } from "../../mod.ts";
- * import { ProfileFiles } from "./profile.ts";
+ * import { ProfilingFiles } from "./profiling.ts";
  * import { gunzipSync } from "node:zlib";
  * import assert from "node:assert/strict";
  *
@@ -610,7 +610,7 @@ export interface ProfileFilesOptions {
  *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8, " +
  *   "request_rate: 10}";
  * const dir = Deno.makeTempDirSync();
- * const files = new ProfileFiles(dir, {
+ * const files = new ProfilingFiles(dir, {
  *   engines: ["engine 0"],
  *   hasTransfers: false,
  *   selection: { window: { start: 100_000, end: 150_000 }, sample: 1 }, // µs: request 1 only
@@ -625,7 +625,7 @@ export interface ProfileFilesOptions {
  * Deno.removeSync(dir, { recursive: true });
  * ```
  */
-export class ProfileFiles {
+export class ProfilingFiles {
   /** The trace's file name in the folder. */
   readonly traceFile: string;
   /** The simulation hooks (`onStep`, `onTransfer`). */
@@ -643,7 +643,7 @@ export class ProfileFiles {
    * @param dir an existing folder
    * @param options engines, selection, compression
    */
-  constructor(dir: string, options: ProfileFilesOptions) {
+  constructor(dir: string, options: ProfilingFilesOptions) {
     const guard = options.guard;
     this.#dir = dir;
     this.#guard = guard;
