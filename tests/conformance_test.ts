@@ -97,6 +97,36 @@ interface Family {
 
 const sorted = (x: unknown) => [...(x as string[] ?? [])].sort();
 
+/**
+ * Our step as the queue-based families (vLLM, MindIE, LMDeploy) record it, with `free` the free blocks they count;
+ * TurboMind's batch holds sequences that do not run, whose own view says who ran and who waits.
+ */
+const ourQueues = (free: (x: ReplayStep) => number) => (x: ReplayStep): Record<string, unknown> => ({
+  step: x.step,
+  scheduled: x.scheduled,
+  admitted: x.turbomind?.admitted ?? x.admitted,
+  resumed: x.turbomind?.resumed ?? x.resumed,
+  // As a set: their order shows in the waiting queue's, compared exactly.
+  preempted: x.preempted,
+  finished: x.finished,
+  running: x.turbomind?.running ?? x.running,
+  waiting: x.turbomind?.waiting ?? x.waiting,
+  free_blocks: free(x),
+});
+
+/** A queue-based family's recorded step, with the fields compared. */
+const theirQueues = (x: Record<string, unknown>): Record<string, unknown> => ({
+  step: x.step,
+  scheduled: x.scheduled,
+  admitted: x.admitted,
+  resumed: x.resumed ?? [],
+  preempted: sorted(x.preempted),
+  finished: x.finished,
+  running: x.running,
+  waiting: x.waiting,
+  free_blocks: x.free_blocks,
+});
+
 /** The families checked here. */
 const FAMILIES: Record<string, Family> = {
   vllm_v1: {
@@ -113,29 +143,8 @@ const FAMILIES: Record<string, Family> = {
       mixPrefillDecode: true,
       admission: "greedy",
     }),
-    ours: (x) => ({
-      step: x.step,
-      scheduled: x.scheduled,
-      admitted: x.admitted,
-      resumed: x.resumed,
-      // As a set: their order shows in the waiting queue's (each goes back to its front), compared exactly.
-      preempted: x.preempted,
-      finished: x.finished,
-      running: x.running,
-      waiting: x.waiting,
-      free_blocks: x.freeOrCached,
-    }),
-    theirs: (x) => ({
-      step: x.step,
-      scheduled: x.scheduled,
-      admitted: x.admitted,
-      resumed: x.resumed ?? [],
-      preempted: sorted(x.preempted),
-      finished: x.finished,
-      running: x.running,
-      waiting: x.waiting,
-      free_blocks: x.free_blocks,
-    }),
+    ours: ourQueues((x) => x.freeOrCached),
+    theirs: theirQueues,
   },
   vllm_v0: {
     spec: (s) => ({
@@ -152,28 +161,8 @@ const FAMILIES: Record<string, Family> = {
       mixPrefillDecode: s.chunked_prefill as boolean,
       admission: "greedy",
     }),
-    ours: (x) => ({
-      step: x.step,
-      scheduled: x.scheduled,
-      admitted: x.admitted,
-      resumed: x.resumed,
-      preempted: x.preempted,
-      finished: x.finished,
-      running: x.running,
-      waiting: x.waiting,
-      free_blocks: x.freeBlocks,
-    }),
-    theirs: (x) => ({
-      step: x.step,
-      scheduled: x.scheduled,
-      admitted: x.admitted,
-      resumed: x.resumed ?? [],
-      preempted: sorted(x.preempted),
-      finished: x.finished,
-      running: x.running,
-      waiting: x.waiting,
-      free_blocks: x.free_blocks,
-    }),
+    ours: ourQueues((x) => x.freeBlocks),
+    theirs: theirQueues,
   },
   mindie: {
     spec: (s) => ({
@@ -198,28 +187,8 @@ const FAMILIES: Record<string, Family> = {
     arrivalUs: (q, s) =>
       q.arrival_step * (s.assumed_step_ms as number) * 1000 -
       (q.late_arrival ? 1 : s.maxQueueDelayMicroseconds as number),
-    ours: (x) => ({
-      step: x.step,
-      scheduled: x.scheduled,
-      admitted: x.admitted,
-      resumed: x.resumed,
-      preempted: x.preempted,
-      finished: x.finished,
-      running: x.running,
-      waiting: x.waiting,
-      free_blocks: x.freeBlocks,
-    }),
-    theirs: (x) => ({
-      step: x.step,
-      scheduled: x.scheduled,
-      admitted: x.admitted,
-      resumed: x.resumed ?? [],
-      preempted: sorted(x.preempted),
-      finished: x.finished,
-      running: x.running,
-      waiting: x.waiting,
-      free_blocks: x.free_blocks,
-    }),
+    ours: ourQueues((x) => x.freeBlocks),
+    theirs: theirQueues,
   },
   lmdeploy: {
     spec: (s) => ({
@@ -235,28 +204,8 @@ const FAMILIES: Record<string, Family> = {
       mixPrefillDecode: true,
       admission: "greedy",
     }),
-    ours: (x) => ({
-      step: x.step,
-      scheduled: x.scheduled,
-      admitted: x.turbomind?.admitted,
-      resumed: x.turbomind?.resumed,
-      preempted: x.preempted,
-      finished: x.finished,
-      running: x.turbomind?.running,
-      waiting: x.turbomind?.waiting,
-      free_blocks: x.freeBlocks,
-    }),
-    theirs: (x) => ({
-      step: x.step,
-      scheduled: x.scheduled,
-      admitted: x.admitted,
-      resumed: x.resumed,
-      preempted: sorted(x.preempted),
-      finished: x.finished,
-      running: x.running,
-      waiting: x.waiting,
-      free_blocks: x.free_blocks,
-    }),
+    ours: ourQueues((x) => x.freeBlocks),
+    theirs: theirQueues,
   },
   sglang: {
     spec: (s) => ({

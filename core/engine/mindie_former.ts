@@ -40,6 +40,7 @@ import type { EngineSpec } from "./types.ts";
 import type { EngineState } from "./engine_state.ts";
 import { dropKv } from "./preemption.ts";
 import type { Request } from "./request.ts";
+import { addDecodes } from "./step_former.ts";
 import type { StepFormer } from "./step_former.ts";
 
 /**
@@ -249,13 +250,7 @@ export class MindieFormer {
       decodeContext += r.computed + 1;
     }
     const served = lost ? next - 1 : next;
-    const b = e.shape;
-    b.tokens += served;
-    b.seqs += served;
-    b.logitsRows += served;
-    b.decodeSeqs += served;
-    b.decodeTokens += served;
-    b.decodeContext += decodeContext;
+    addDecodes(e.shape, served, decodeContext);
     // The running queue: unserved candidates, the rest, then the served ones, each group in arrival order. Most
     // rounds serve every request of a queue already in that order: nothing moves then.
     if (next < n || lost || !inArrivalOrder(run, 0, n)) {

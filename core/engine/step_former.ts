@@ -24,6 +24,16 @@ const DECODE_ONLY = 2;
 const ALL = PREFILL_ONLY | DECODE_ONLY;
 const ONLY: Record<Phase, number> = { prefill: PREFILL_ONLY, decode: DECODE_ONLY, all: ALL };
 
+/** Adds `n` one-token decodes over `context` tokens of KV in all to a step's shape (counted in a loop, added once). */
+export function addDecodes(b: BatchShape, n: number, context: number): void {
+  b.tokens += n;
+  b.seqs += n;
+  b.logitsRows += n;
+  b.decodeSeqs += n;
+  b.decodeTokens += n;
+  b.decodeContext += context;
+}
+
 /** Forms one engine's steps (see the module doc). */
 export class StepFormer implements StepBuilder {
   readonly maxTokens: number;
@@ -169,13 +179,7 @@ export class StepFormer implements StepBuilder {
       } else this.take(r, n, e.shape);
       budget -= n;
     }
-    const b = e.shape;
-    b.tokens += decodes;
-    b.seqs += decodes;
-    b.logitsRows += decodes;
-    b.decodeSeqs += decodes;
-    b.decodeTokens += decodes;
-    b.decodeContext += decodeContext;
+    addDecodes(e.shape, decodes, decodeContext);
     return preempted && !this.#admitsAfter ? -1 : budget;
   }
 
