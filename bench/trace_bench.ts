@@ -6,6 +6,7 @@
  * @module
  */
 import { runFiles } from "../core/assembly/run.ts";
+import { DEFAULT_READ_LIMITS, realFileSystem } from "../core/config/load.ts";
 
 const dir = Deno.makeTempDirSync({ prefix: "servingcast-trace-bench-" });
 const N = 1_000_000;
@@ -65,6 +66,29 @@ Deno.bench({
         } wall s; peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`,
       );
     }
+  },
+});
+
+// One 40 MB line (a JSON array), read whole: the reader was once quadratic in a line's chunks (a test checks what it
+// reads; the time is measured here).
+{
+  const f = Deno.openSync(`${dir}/line.jsonl`, { write: true, create: true });
+  const enc = new TextEncoder();
+  f.writeSync(enc.encode("["));
+  const chunk = enc.encode("1,".repeat(1 << 19));
+  for (let i = 0; i < 40; i++) f.writeSync(chunk);
+  f.writeSync(enc.encode("1]\n"));
+  f.close();
+}
+Deno.bench({
+  name: "read a 40 MB single-line trace file",
+  n: 3,
+  warmup: 0,
+  fn: () => {
+    const reader = realFileSystem({ ...DEFAULT_READ_LIMITS, maxStreamBytes: 1e9, maxLineChars: 1e8 });
+    let chars = 0;
+    for (const l of reader.lines!(`${dir}/line.jsonl`)) chars += l.length;
+    if (chars !== 40 * (1 << 20) + 3) throw new Error(`read ${chars} characters`);
   },
 });
 

@@ -29,12 +29,10 @@ Deno.test("finding 1: an override index past the end of a list is an error at th
     "s.yaml":
       `${SCENARIO_HEAD}overrides:\n  instance_groups[999999].num_instances: 2\nexpect:\n  total_requests: "== 50"\n`,
   });
-  const start = performance.now();
   throwsInput(
     () => runScenario(loadScenario("s.yaml", fs), fs),
     "s.yaml:4:42: instance_groups[999999].num_instances: index 999999 is past the end of instance_groups (1 item: [0], or [1] to append)",
   );
-  assert.ok(performance.now() - start < 1000);
 });
 
 Deno.test("finding 1: an override at the next index appends to the list", () => {

@@ -220,18 +220,18 @@ Deno.test("limits: requests, instances and engines are located errors naming the
   );
 });
 
-Deno.test("per-group and per-instance statistics stay linear in the engines", () => {
-  const engines = Array.from({ length: 200_000 }, (_, i) => ({
-    ...FAKE_ENGINE,
-    group: i % 2000,
-    instance: Math.floor(i / 2000),
-  }));
-  const t0 = performance.now();
+Deno.test("per-group and per-instance statistics stay linear in the engines (each engine's group and instance read a few times)", () => {
+  // Counted, not timed: a pass per group (quadratic) would read each engine's group 2,000 times.
+  let reads = 0;
+  const engines = Array.from({ length: 200_000 }, (_, i) => {
+    const e = { ...FAKE_ENGINE, instance: Math.floor(i / 2000) };
+    Object.defineProperty(e, "group", { get: () => (reads++, i % 2000), enumerable: true });
+    return e;
+  });
   const p = poolStats(Array.from({ length: 2000 }, (_, g) => `g${g}`), engines, 1e6);
-  const ms = performance.now() - t0;
   assert.equal(p.groups.length, 2000);
   assert.equal(p.instances.length, 200_000);
-  assert.ok(ms < 2000, `${ms.toFixed(0)} ms`);
+  assert.ok(reads <= 2 * engines.length, `${reads} reads of an engine's group for ${engines.length} engines`);
 });
 
 const FAKE_ENGINE: EngineStats = {
@@ -299,7 +299,7 @@ Deno.test("trace reader: a line over the limit is an error at its line, found in
     runFilesError(dir),
     `${dir}t.jsonl:2:1: line longer than 1,000 characters (a trace holds one request per line)`,
   );
-  // A 40 MB single line (a JSON array) read whole: well under a second, where the old reader took quadratic time.
+  // A 40 MB single line (a JSON array) read whole.
   const big = Deno.makeTempFileSync({ suffix: ".jsonl" });
   const chunk = new TextEncoder().encode("1,".repeat(1 << 19));
   const f = Deno.openSync(big, { write: true });
@@ -307,17 +307,15 @@ Deno.test("trace reader: a line over the limit is an error at its line, found in
   for (let i = 0; i < 40; i++) f.writeSync(chunk);
   f.writeSync(new TextEncoder().encode("1]\n"));
   f.close();
-  const t0 = performance.now();
+  // Its speed (the old reader took quadratic time) is measured by bench/trace_bench.ts, not asserted here.
   let n = 0;
   let chars = 0;
   for (const l of realFileSystem({ ...SMALL_READS, maxStreamBytes: 1e9, maxLineChars: 1e8 }).lines!(big)) {
     n++;
     chars += l.length;
   }
-  const ms = performance.now() - t0;
   assert.equal(n, 1);
   assert.equal(chars, 40 * (1 << 20) + 3);
-  assert.ok(ms < 3000, `${ms.toFixed(0)} ms`);
 });
 
 Deno.test("trace reader: lines split across chunks, CRLF and a missing final newline read as written", () => {
