@@ -193,7 +193,7 @@ const READ_PAGE = `(() => {
 /** Reads the page, waiting up to `settleMs` for every chart to have a mark (for pages that draw after `load`). */
 async function readPage(page: Page, settleMs: number): Promise<PageReading> {
   // Polled every 50 ms, so many times (a count, not a clock: a loaded machine only makes the wait longer).
-  for (let left = Math.ceil(settleMs / 50); ; left--) {
+  for (let left = Math.ceil(settleMs / 50);; left--) {
     const reading = await page.evaluate(READ_PAGE) as PageReading;
     if (reading.charts.every((c) => c.marks > 0) || left <= 0) return reading;
     await new Promise((r) => setTimeout(r, 50));

@@ -81,7 +81,8 @@ Deno.test("--format github: an ::error per failed assertion at its path from GIT
   Deno.writeTextFileSync(`${dir}scenarios/pass.yaml`, PASSING);
   const failing = runScenario(loadScenario(`${dir}scenarios/fail.yaml`));
   const passing = runScenario(loadScenario(`${dir}scenarios/pass.yaml`));
-  const got = shown(failing.checks[0].actual);
+  // In the unit of its bound (< 1ms): milliseconds.
+  const got = `${shown(failing.checks[0].actual * 1000)}ms`;
 
   const run = await withEnv(
     { GITHUB_WORKSPACE: dir, GITHUB_STEP_SUMMARY: `${dir}summary.md` },
@@ -280,7 +281,7 @@ function parseXml(xml: string): XmlElement {
 
 Deno.test("--format junit: well-formed JUnit XML, a testsuite per file and a testcase per assertion, on stdout alone", async () => {
   const dir = writeTemp({ "fail.yaml": FAILING, "pass.yaml": PASSING, "bad.yaml": BAD });
-  const got = shown(runScenario(loadScenario(`${dir}fail.yaml`)).checks[0].actual);
+  const got = `${shown(runScenario(loadScenario(`${dir}fail.yaml`)).checks[0].actual * 1000)}ms`;
   const run = await runWith({ GITHUB_WORKSPACE: dir }, [
     "--format=junit",
     `${dir}fail.yaml`,

@@ -107,7 +107,7 @@ Deno.test("a scenario bound at a confidence judges the end of the interval it fa
   assert.match(
     failed.message,
     new RegExp(
-      `s\\.yaml:4:\\d+: expect\\.ttft\\.median: expected TTFT_FROM_ARRIVAL\\(s\\)\\.MEDIAN < ${between}s @ 90%, got [\\d.]+, the upper end of its 90% interval \\(simulated [\\d.]+\\)`,
+      `s\\.yaml:4:\\d+: expect\\.ttft\\.median: expected TTFT_FROM_ARRIVAL\\(s\\)\\.MEDIAN < ${between}s @ 90%, got [\\d.]+s, the upper end of its 90% interval \\(simulated [\\d.]+s\\)`,
     ),
   );
   // Without the confidence the same bound passes.
@@ -118,7 +118,7 @@ Deno.test("a scenario bound at a confidence judges the end of the interval it fa
   Deno.writeTextFileSync(`${probe}s.yaml`, s("< 100s @ 90%", "g.yaml"));
   const generic = runScenario(loadScenario(`${probe}s.yaml`)).checks[0];
   assert.equal(generic.pass, false);
-  assert.match(generic.message, /got no 90% bound: the run names no engine \(simulated [\d.]+\)/);
+  assert.match(generic.message, /got no 90% bound: the run names no engine \(simulated [\d.]+s\)/);
 });
 
 Deno.test("a capacity search at a confidence finds a lower rate: the interval's upper end meets the SLO later", () => {

@@ -24,7 +24,7 @@ Deno.test("the 4-instance, 30 req/s deployment fails its TTFT SLO, with the achi
   assert.equal(fromArrival.pass, false);
   assert.match(
     fromArrival.message,
-    /slo\.yaml:6:3: expect\.ttft\.p99: expected TTFT_FROM_ARRIVAL\(s\)\.P99 < 500ms, got 50\.\d+; the deployment does not keep up with the offered load: achieved 10\.\d req\/s of 29\.\d req\/s offered; clients waited up to 50\.\d s \(p99 50\.\d s\) under max_concurrency 100; p99 TTFT from arrival 50\.\d s \(from send 0\.1\d+ s\)$/,
+    /slo\.yaml:6:3: expect\.ttft\.p99: expected TTFT_FROM_ARRIVAL\(s\)\.P99 < 500ms, got 50\d{3}(\.\d+)?ms; the deployment does not keep up with the offered load: achieved 10\.\d req\/s of 29\.\d req\/s offered; clients waited up to 50\.\d s \(p99 50\.\d s\) under max_concurrency 100; p99 TTFT from arrival 50\.\d s \(from send 0\.1\d+ s\)$/,
   );
   // The send-based figure, asserted explicitly, is what a benchmark client reports: it looks fine.
   assert.equal(fromSend.pass, true, fromSend.message);

@@ -129,7 +129,7 @@ Deno.test("deno task plan: bad arguments are one line and exit 2", async () => {
     [[...ok, "--slo", "ttft.p99<=2"], /^plan: --slo: ttft\.p99 is given twice/],
     [
       ["--common_config_path", CHAT, "--target_rate", "5", "--slo", "ttft.p99<=abc"],
-      /expected a number after <=, got 'abc'/,
+      /expected a number after <= \(a unit may follow, as in 2s or 500ms\), got 'abc'/,
     ],
   );
   const prices = `${Deno.makeTempDirSync({ prefix: "servingcast-plan-" })}/prices.yaml`;
@@ -156,6 +156,13 @@ Deno.test("deno task plan: bad arguments are one line and exit 2", async () => {
   assert.deepEqual(parseSlo("tpot.p99 < 0.05"), { key: "tpot.p99", bound: "< 0.05" });
   assert.deepEqual(parseSlo("ttft.p99<=2 @ 90%"), { key: "ttft.p99", bound: "<= 2 @ 90%" });
   assert.match(String(parseSlo("ttft.p99<=2 @ 40%")), /expected a confidence above 50% and below 100%/);
+  // The scenario language's units: as an expect writes them.
+  assert.deepEqual(parseSlo("ttft.p99 < 2s"), { key: "ttft.p99", bound: "< 2s" });
+  assert.deepEqual(parseSlo("tpot.p99<=50ms @ 90%"), { key: "tpot.p99", bound: "<= 50ms @ 90%" });
+  assert.equal(
+    parseSlo("output_token_throughput > 2s"),
+    "--slo 'output_token_throughput > 2s': 's' is not a unit of this metric, which is in tok/s",
+  );
 });
 
 Deno.test("an SLO at a confidence plans on the end of the prediction interval: more instances than on the simulated value", async () => {

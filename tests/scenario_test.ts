@@ -34,7 +34,8 @@ Deno.test("loadScenario() resolves config paths against the scenario file and ac
     "c.yaml": COMMON_OK,
     "s.yaml": scenario(
       '  TTFT(s).P99: "< 1"\n  tpot.median: "< 1"\n  e2e.mean: "< 100"\n  output_token_throughput.p90: "> 0"\n' +
-        '  output_token_throughput: "> 0"\n  request_throughput(req/s): ">= 0.1"\n  benchmark_duration: 1e9\n',
+        '  output_token_throughput: "> 0"\n  request_throughput(req/s): ">= 0.1"\n  benchmark_duration: "< 1e9"\n' +
+        "  total_requests: 50\n",
     ),
   });
   const s = loadScenario(`${dir}s.yaml`);
@@ -47,8 +48,28 @@ Deno.test("loadScenario() resolves config paths against the scenario file and ac
     "output_token_throughput(tok/s)",
     "request_throughput(req/s)",
     "benchmark_duration(s)",
+    "total_requests",
   ]);
-  assert.deepEqual(s.assertions[6].bound, { op: "==", rhs: { kind: "num", value: 1e9 }, text: "== 1000000000" });
+  assert.deepEqual(s.assertions[6].bound, { op: "<", rhs: { kind: "num", value: 1e9 }, text: "< 1e9" });
+  // A bare value on a count means equality.
+  assert.deepEqual(s.assertions[7].bound, { op: "==", rhs: { kind: "num", value: 50 }, text: "== 50", bare: true });
+});
+
+Deno.test("loadScenario(): a bare value on a latency or a duration asks for an operator, at its key", () => {
+  for (const [written, shown] of [["0.5", "0.5"], ['"500ms"', "500ms"], ['"0.5"', "0.5"]]) {
+    const dir = writeTemp({
+      "i.yaml": INSTANCE_OK,
+      "c.yaml": COMMON_OK,
+      "s.yaml": scenario(`  ttft.p99: ${written}\n`),
+    });
+    assert.throws(
+      () => loadScenario(`${dir}s.yaml`),
+      (e) =>
+        e instanceof InputError &&
+        e.message ===
+          `${dir}s.yaml:5:13: expect.ttft.p99: a bound on a time needs an operator: write "< ${shown}" or "<= ${shown}" (or "== ${shown}" for exact equality)`,
+    );
+  }
 });
 
 Deno.test("loadScenario() rejects an unknown metric with a suggestion", () => {

@@ -15,7 +15,7 @@ import { clip, describeValue, quoteString } from "../config/errors.ts";
 import { TASK_LIMITS } from "../config/limits.ts";
 import { LINEAR_QUANT } from "../config/schema.ts";
 import { DEVICE_CATALOG } from "../hardware/devices.ts";
-import { parseBound, resolveMetric } from "../scenario/mod.ts";
+import { parseBound, resolveMetric, unitMismatch } from "../scenario/mod.ts";
 import { candidateList } from "./planner.ts";
 import type { CandidateId, CandidateOutcome, PlanRequest, PlanSlo, ShardOutcome } from "./planner.ts";
 
@@ -197,14 +197,16 @@ export function parseSlo(text: string): PlanSlo | string {
   if (!m) return `--slo '${text}': expected KEY OP BOUND, e.g. 'ttft.p99<=2'`;
   const [, key, op, value] = m;
   if (!resolveMetric(key)) return `--slo '${text}': unknown metric '${key}'`;
-  // A plain number, optionally at a confidence ('@ 90%'): the planner compares against a bound, not an expression
-  // of other metrics.
-  const n = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)(\s*@\s*\S+)?$/i.exec(value);
-  if (!n) return `--slo '${text}': expected a number after ${op}, got '${value}'`;
-  const bound = `${op} ${n[1]}${n[2] ? ` @ ${n[2].replace(/^\s*@\s*/, "")}` : ""}`;
-  const parsed = parseBound(bound);
+  // A number, with a unit if one is wanted (2s, 500ms), optionally at a confidence ('@ 90%'): the planner compares
+  // against a bound, not an expression of other metrics. The scenario language's parser reads it, as an `expect`.
+  const parsed = parseBound(`${op} ${value}`);
   if (typeof parsed === "string") return `--slo '${text}': ${parsed}`;
-  return { key, bound };
+  if (parsed.rhs.kind !== "num" || parsed.tolerance) {
+    return `--slo '${text}': expected a number after ${op} (a unit may follow, as in 2s or 500ms), got '${value}'`;
+  }
+  const mismatch = unitMismatch(parsed.rhs, resolveMetric(key)!.unit);
+  if (mismatch) return `--slo '${text}': ${mismatch}`;
+  return { key, bound: parsed.text };
 }
 
 /** How many candidates `req` has ({@link candidateList}'s length), counted without listing them. */

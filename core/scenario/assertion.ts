@@ -59,13 +59,15 @@ export interface Bound {
   readonly confidence?: number;
   /** The assertion as written, normalized. */
   readonly text: string;
+  /** True when no operator was written (a bare value: `== value`), which a latency never takes. */
+  readonly bare?: true;
 }
 
 const NUM = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?/;
 const REF = /^[A-Za-z_][A-Za-z0-9_.]*/;
 
 /** Time units, in seconds. */
-const TIME: Record<string, number> = { us: 1e-6, "µs": 1e-6, ms: 1e-3, s: 1, min: 60, h: 3600 };
+export const TIME: Readonly<Record<string, number>> = { us: 1e-6, "µs": 1e-6, ms: 1e-3, s: 1, min: 60, h: 3600 };
 /** Multipliers. */
 const SCALE: Record<string, number> = { k: 1e3, K: 1e3, M: 1e6, G: 1e9 };
 /** Rate and count units (no scaling). */
@@ -214,7 +216,9 @@ export function evalExpr(e: Expr, lookup: (name: string) => number): number {
  * @returns the bound, or an error message
  */
 export function parseBound(v: unknown): Bound | string {
-  if (typeof v === "number" && Number.isFinite(v)) return { op: "==", rhs: { kind: "num", value: v }, text: `== ${v}` };
+  if (typeof v === "number" && Number.isFinite(v)) {
+    return { op: "==", rhs: { kind: "num", value: v }, text: `== ${v}`, bare: true };
+  }
   if (v !== null && typeof v === "object" && !Array.isArray(v)) {
     const m = v as Record<string, unknown>;
     const keys = Object.keys(m).sort().join(",");
@@ -257,7 +261,8 @@ export function parseBound(v: unknown): Bound | string {
     }
     : undefined;
   const text = `${op} ${m[2]}${m[3] !== undefined ? ` ± ${m[3]}${m[4] ?? ""}` : ""}`;
-  return tolerance ? { op, rhs, tolerance, text } : { op, rhs, text };
+  const bare = m[1] === undefined && m[3] === undefined ? { bare: true as const } : {};
+  return tolerance ? { op, rhs, tolerance, text, ...bare } : { op, rhs, text, ...bare };
 }
 
 /**

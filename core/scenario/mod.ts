@@ -4,7 +4,17 @@
  *
  * @module
  */
-export { evalExpr, exprRefs, holds, margin, OPERATORS, parseBound, parseExpr } from "./assertion.ts";
+export {
+  evalExpr,
+  exprRefs,
+  holds,
+  margin,
+  OPERATORS,
+  parseBound,
+  parseExpr,
+  TIME,
+  unitMismatch,
+} from "./assertion.ts";
 export type { Bound, Expr, Operator, Tolerance } from "./assertion.ts";
 export { METRIC_KEY_NAMES, resolveMetric } from "./metric_keys.ts";
 export type { Better, MetricRef, MetricUnit } from "./metric_keys.ts";

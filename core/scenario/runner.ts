@@ -24,7 +24,7 @@ import { kindOf, predictionBound, RESIDUALS } from "../metrics/intervals.ts";
 import type { RunOutput } from "../assembly/run.ts";
 import type { DeviceSpec } from "../hardware/device.ts";
 import type { Calibration } from "../config/calibrated.ts";
-import { evalExpr, holds, margin } from "./assertion.ts";
+import { evalExpr, holds, margin, TIME } from "./assertion.ts";
 import type { Bound } from "./assertion.ts";
 import { compareBaseline, readBaseline, snapshot } from "./baseline.ts";
 import type { CheckResult } from "./check_result.ts";
@@ -335,11 +335,11 @@ function judge(
 const judgedSeed = (s: Scenario) => (s.seeds.quantile === 1 ? "worst" : `quantile ${s.seeds.quantile}`);
 
 /** "(worst of 3 seeds, 0.198–0.213)" when there are several seeds, else "". */
-function spread(s: Scenario, values: readonly number[]): string {
+function spread(s: Scenario, values: readonly number[], fmt: (v: number) => string = show): string {
   if (values.length < 2) return "";
   const ok = values.filter((v) => !Number.isNaN(v));
   const which = judgedSeed(s);
-  const range = ok.length ? `, ${show(Math.min(...ok))}–${show(Math.max(...ok))}` : "";
+  const range = ok.length ? `, ${fmt(Math.min(...ok))}–${fmt(Math.max(...ok))}` : "";
   return ` (${which} of ${values.length} seeds${range})`;
 }
 
@@ -354,19 +354,23 @@ function check(
 ): CheckResult {
   const j = judge(s, a, outs, lookups);
   const literal = a.bound.rhs.kind === "num";
+  // A value in the unit its bound was written in: "< 500ms, got 744.3ms", not "got 0.7443".
+  const r = a.bound.rhs;
+  const unit = r.kind === "num" && r.unit === "s" && r.unitText ? r.unitText : undefined;
+  const fmt = unit ? (v: number) => (Number.isNaN(v) ? show(v) : `${show(v / TIME[unit])}${unit}`) : show;
   const loc = a.location;
   const c = a.bound.confidence;
   const side = a.bound.op === "<" || a.bound.op === "<=" ? "upper" : "lower";
   const got = c === undefined
-    ? show(j.actual)
+    ? fmt(j.actual)
     : Number.isNaN(j.actual)
     ? `no ${(c * 100).toFixed(0)}% bound: ${
       intervalContext(outs[j.index]) ? "too few held-out rows in its strata" : "the run names no engine"
-    } (simulated ${show(j.simulated)})`
-    : `${show(j.actual)}, the ${side} end of its ${(c * 100).toFixed(0)}% interval (simulated ${show(j.simulated)})`;
+    } (simulated ${fmt(j.simulated)})`
+    : `${fmt(j.actual)}, the ${side} end of its ${(c * 100).toFixed(0)}% interval (simulated ${fmt(j.simulated)})`;
   const message = `${loc.file}:${loc.line}:${loc.col}: ${prefix}${a.key}: expected ${a.metric.name} ${a.bound.text}${
     literal ? "" : ` (= ${show(j.expected)})`
-  }, got ${got}${spread(s, j.values)}${j.pass ? "" : hint}${j.overload && !j.pass ? `; ${j.overload}` : ""}`;
+  }, got ${got}${spread(s, j.values, fmt)}${j.pass ? "" : hint}${j.overload && !j.pass ? `; ${j.overload}` : ""}`;
   return { name: `${prefix}${a.key} ${a.bound.text}`, pass: j.pass, message, actual: j.actual, values: j.values };
 }
 

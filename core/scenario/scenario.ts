@@ -370,6 +370,14 @@ function parseAssertions(
       : metricAt(src, [at, key], name, true);
     const bound = parseBound(raw);
     if (typeof bound === "string") src.fail([at, key], bound);
+    if (bound.bare && metric.unit === "s") {
+      // A bare latency would mean exact equality, which no one means for a latency.
+      const v = typeof raw === "number" ? String(raw) : String(raw).trim();
+      src.fail(
+        [at, key],
+        `a bound on a time needs an operator: write "< ${v}" or "<= ${v}" (or "== ${v}" for exact equality)`,
+      );
+    }
     const mismatch = derived ? undefined : unitMismatch(bound.rhs, metric.unit);
     if (mismatch) src.fail([at, key], mismatch);
     if (bound.confidence !== undefined && (derived || !["s", "req/s", "tok/s"].includes(metric.unit))) {
