@@ -374,10 +374,92 @@ function change(a: unknown, b: unknown): { delta: number; relative: number } {
   return { delta, relative: Number.isFinite(delta) ? delta / Math.abs(a) : b / Math.abs(a) - Math.sign(a) };
 }
 
-/** "worse", "better" or "" for a change of a metric. */
-function verdict(r: MetricRow, delta: number): "worse" | "better" | "" {
-  if (!(delta !== 0) || r.better === "none") return "";
-  return (delta > 0) === (r.better === "lower") ? "worse" : "better";
+/**
+ * How a comparison judges a change: the relative change beyond which a
+ * change is marked (and, for the worse, is a regression), per metric; and
+ * whether the extreme statistics are judged at all.
+ */
+export interface CompareGate {
+  /** The relative change (0.05: 5%) a metric's change must exceed to count. */
+  readonly threshold: (metric: string) => number;
+  /** Whether MIN and MAX are judged: one request at a run's edge moves them, so by default they are not. */
+  readonly extremes: boolean;
+}
+
+/** Every change counts, MIN and MAX left out. */
+export const DEFAULT_GATE: CompareGate = { threshold: () => 0, extremes: false };
+
+/** Whether a metric is an extreme statistic (`….MIN`, `….MAX`): noise at the edges of a run. */
+const isExtreme = (metric: string) => /\.(MIN|MAX)$/.test(metric);
+
+/**
+ * "worse", "better" or "" for a change of a metric under `gate`: "" when
+ * it did not change, has no better side, is an extreme the gate leaves
+ * out, or moved less than its threshold (a change from 0, of no relative
+ * size, always counts).
+ */
+function verdict(r: MetricRow, c: { delta: number; relative: number }, gate = DEFAULT_GATE): "worse" | "better" | "" {
+  if (!(c.delta !== 0) || r.better === "none") return "";
+  if (!gate.extremes && isExtreme(r.metric)) return "";
+  if (Math.abs(c.relative) <= gate.threshold(r.metric)) return "";
+  return (c.delta > 0) === (r.better === "lower") ? "worse" : "better";
+}
+
+/** One compared metric: both values, the change, and the verdict under a gate. */
+export interface ComparedMetric {
+  readonly metric: string;
+  readonly a: unknown;
+  readonly b: unknown;
+  /** b − a (NaN when either side is not a number). */
+  readonly delta: number;
+  /** (b − a) / |a| (NaN from 0 or a missing side). */
+  readonly relative: number;
+  /** "worse" is a regression beyond the metric's threshold. */
+  readonly verdict: "worse" | "better" | "";
+}
+
+/** Every row of a comparison judged under `gate` (see {@link verdict}). */
+export function compareMetrics(
+  a: unknown,
+  b: unknown,
+  rows: readonly MetricRow[],
+  gate: CompareGate = DEFAULT_GATE,
+): ComparedMetric[] {
+  return rows.map((r) => {
+    const va = valueAt(a, r.pathA);
+    const vb = valueAt(b, r.pathB);
+    const c = change(va, vb);
+    return { metric: r.metric, a: va, b: vb, delta: c.delta, relative: c.relative, verdict: verdict(r, c, gate) };
+  });
+}
+
+/** Whether a compared metric changed (a side that appeared or went counts). */
+const changed = (m: ComparedMetric) => m.delta !== 0 && !(Number.isNaN(m.delta) && m.a === m.b);
+
+/**
+ * The metrics that changed as a Markdown table, changes for the worse
+ * beyond their threshold marked, for a pull request or a job summary.
+ */
+export function formatCompareMarkdown(
+  compared: readonly ComparedMetric[],
+  names: { a: string; b: string },
+  options: { changedOnly?: boolean } = {},
+): string {
+  const cell = (t: string) => t.replaceAll("|", "\\|").replaceAll("\n", " ");
+  const lines = [
+    `| metric | a: ${cell(names.a)} | b: ${cell(names.b)} | change | change % | |`,
+    "| --- | ---: | ---: | ---: | ---: | --- |",
+  ];
+  for (const m of compared) {
+    if (options.changedOnly !== false && !changed(m)) continue;
+    const mark = m.verdict === "worse" ? "**worse**" : m.verdict;
+    lines.push(
+      `| ${cell(m.metric)} | ${show(m.a)} | ${show(m.b)} | ${show(m.delta)} | ${pct(m.relative)} | ${mark} |`,
+    );
+  }
+  const worse = compared.filter((m) => m.verdict === "worse").length;
+  return [`**${worse === 0 ? "No regression" : `${worse} regression${worse === 1 ? "" : "s"}`}**`, "", ...lines]
+    .join("\n") + "\n";
 }
 
 /** A relative change as a percentage to one decimal (`+12.5%`), in powers of ten past a million percent, `-` when not finite. */
@@ -401,15 +483,12 @@ export function formatCompareTable(
   a: unknown,
   b: unknown,
   rows: readonly MetricRow[],
-  options: { changedOnly?: boolean } = {},
+  options: { changedOnly?: boolean; gate?: CompareGate } = {},
 ): string {
   const out: string[][] = [["metric", "a", "b", "change", "change%", ""]];
-  for (const r of rows) {
-    const va = valueAt(a, r.pathA);
-    const vb = valueAt(b, r.pathB);
-    const c = change(va, vb);
-    if (options.changedOnly && !(c.delta !== 0) && !(Number.isNaN(c.delta) && va !== vb)) continue;
-    out.push([r.metric, show(va), show(vb), show(c.delta), pct(c.relative), verdict(r, c.delta)]);
+  for (const m of compareMetrics(a, b, rows, options.gate)) {
+    if (options.changedOnly && !changed(m)) continue;
+    out.push([m.metric, show(m.a), show(m.b), show(m.delta), pct(m.relative), m.verdict]);
   }
   return alignColumns(out, { align: ["left", "right", "right", "right", "right", "left"] }).map((l) => l.trimEnd())
     .join("\n") + "\n";
@@ -509,7 +588,7 @@ export async function compareReportHtml(
     ["metric", `a: ${names.a}`, `b: ${names.b}`, "change", "change %"],
     rows.map((r) => {
       const c = change(valueAt(a, r.pathA), valueAt(b, r.pathB));
-      const v = verdict(r, c.delta);
+      const v = verdict(r, c);
       return [
         textCell(r.metric),
         numberCell(a, r.pathA, "a"),

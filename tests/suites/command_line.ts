@@ -19,4 +19,5 @@ import "../hardening_run_test.ts";
 import "../hardening_sim_check_test.ts";
 import "../hardening_plan_test.ts";
 import "../hardening_compare_test.ts";
+import "../compare_gate_test.ts";
 import "../publish_test.ts";
