@@ -31,6 +31,26 @@ const cases: Case[] = [
       "DIRc.yaml:13:3: serving_config.max_token_budget: unknown key 'max_token_budget'; did you mean 'max_tokens_budget'?",
   },
   {
+    name: "a key of another workload type: where it belongs under this one",
+    common: COMMON_OK.replace("load_gen_type: fixed_length", "load_gen_type: synthetic").replace(
+      "  num_input_tokens: 512\n  num_output_tokens: 64\n",
+      "",
+    ),
+    expect: "DIRc.yaml:7:3: load_gen.request_rate: unknown key 'request_rate' here: it belongs under load_gen.arrival",
+  },
+  {
+    name: "a key of another workload type: which type it goes with",
+    common: COMMON_OK.replace("load_gen_type: fixed_length", "load_gen_type: trace\n  trace_path: t.jsonl"),
+    expect:
+      "DIRc.yaml:8:3: load_gen.num_input_tokens: unknown key 'num_input_tokens' here: it goes with load_gen_type fixed_length",
+  },
+  {
+    name: "a common-file key in an instance file: which file it belongs in",
+    instance: INSTANCE_OK + "    enable_kv_transfer_modeling: true\n",
+    expect:
+      "DIRi.yaml:6:5: instance_groups[0].enable_kv_transfer_modeling: unknown key 'enable_kv_transfer_modeling' here: it belongs in the common file (--common_config_path), under model_config",
+  },
+  {
     name: "wrong type",
     common: COMMON_OK.replace("num_requests: 50", "num_requests: many"),
     expect: 'DIRc.yaml:6:17: load_gen.num_requests: expected a positive integer, got "many"',

@@ -463,7 +463,10 @@ export function loadConfigSources(
   const groups: LoadedGroup[] = [];
   const commonPath = commonSource.file;
   for (const src of sources) {
-    const file = validate(src, InstanceFileSchema);
+    const file = validate(src, InstanceFileSchema, {
+      label: "the common file (--common_config_path)",
+      schema: CommonFileSchema,
+    });
     file.instance_groups.forEach((config, i) => {
       const path = ["instance_groups", i];
       const device = resolveDevice(config, src, path, fs);
@@ -471,7 +474,10 @@ export function loadConfigSources(
       groups.push({ config, source: src, path, device, deviceOrigin });
     });
   }
-  const common = validate(commonSource, CommonFileSchema);
+  const common = validate(commonSource, CommonFileSchema, {
+    label: "an instance file (--instance_config_path)",
+    schema: InstanceFileSchema,
+  });
   const notices: string[] = [];
   const ignored = IGNORED_MODEL_KEYS.filter((k) => common.model_config[k] !== undefined);
   if (ignored.length) {

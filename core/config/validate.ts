@@ -1,7 +1,8 @@
 /**
  * Runs a zod schema over a {@link YamlSource} and turns the first problem
  * (in file order) into an {@link InputError} that names the line, column and
- * key path, with a "did you mean" for misspelled keys.
+ * key path, with where an unknown key belongs when the contract has it
+ * elsewhere, or a "did you mean" for a misspelled one.
  *
  * @module
  */
@@ -67,6 +68,80 @@ export function knownKeys(schema: z.ZodType, path: readonly PathPart[]): string[
   return [];
 }
 
+/** A place a key is allowed: its parent's key path, and the union option it goes with (`load_gen_type synthetic`). */
+interface Place {
+  readonly path: readonly string[];
+  readonly option?: string;
+}
+
+/**
+ * Every place `key` is allowed in `schema` (parents' key paths, a list's
+ * items as `[]`), at most `depth` levels down, each with the union option
+ * it goes with when the union is discriminated by a literal field.
+ */
+function placesOf(schema: z.ZodType, key: string, depth = 5, at: string[] = [], option?: string): Place[] {
+  let s = schema;
+  for (;;) {
+    const d = defOf(s);
+    if (d.innerType) s = d.innerType;
+    else if (d.type === "pipe" && d.out) s = defOf(d.in!).type === "transform" ? d.out : d.in!;
+    else break;
+  }
+  const d = defOf(s);
+  if (d.type === "union" && d.options) {
+    return d.options.flatMap((o) => placesOf(o, key, depth, at, discriminator(o) ?? option));
+  }
+  if (d.type === "array" && d.element) {
+    return placesOf(d.element, key, depth, [...at.slice(0, -1), `${at.at(-1)}[]`], option);
+  }
+  if (!d.shape || depth === 0) return [];
+  const here: Place[] = Object.hasOwn(d.shape, key) ? [{ path: at, ...(option ? { option } : {}) }] : [];
+  return [...here, ...Object.entries(d.shape).flatMap(([k, v]) => placesOf(v, key, depth - 1, [...at, k], option))];
+}
+
+/** `field value` of an object schema's literal field (a discriminated union's option), if it has one. */
+function discriminator(schema: z.ZodType): string | undefined {
+  const d = defOf(schema);
+  for (const [k, v] of Object.entries(d.shape ?? {})) {
+    const lit = defOf(v) as Def & { values?: unknown[] };
+    if (lit.type === "literal" && lit.values?.length === 1) return `${k} ${String(lit.values[0])}`;
+  }
+  return undefined;
+}
+
+/**
+ * Where an unknown key belongs, said from where it was written: under a
+ * key of this object (`load_gen.arrival`), with another option of its
+ * union, elsewhere in this file, or in the other file of the contract.
+ */
+function whereItBelongs(
+  schema: z.ZodType,
+  path: readonly PathPart[],
+  key: string,
+  elsewhere?: OtherFile,
+): string | undefined {
+  const parent = path.map(String);
+  const places = placesOf(schema, key).filter((p) => p.path.join(".") !== parent.join(".") || p.option);
+  const dotted = (p: readonly string[]) => p.join(".") || "the top level";
+  const below = places.filter((p) => p.path.length > parent.length && parent.every((k, i) => p.path[i] === k));
+  if (below.length) return `it belongs under ${dotted(below[0].path)}`;
+  const options = places.filter((p) => p.path.join(".") === parent.join(".") && p.option).map((p) => p.option!);
+  if (options.length) return `it goes with ${[...new Set(options)].join(" or ")}`;
+  if (places.length) return `it belongs under ${dotted(places[0].path)}`;
+  if (elsewhere) {
+    const there = placesOf(elsewhere.schema, key);
+    if (there.length) return `it belongs in ${elsewhere.label}, under ${dotted(there[0].path)}`;
+  }
+  return undefined;
+}
+
+/** The other file of the contract, where a key written in the wrong file is looked for. */
+export interface OtherFile {
+  /** How a message names it ("the common file (--common_config_path)"). */
+  readonly label: string;
+  readonly schema: z.ZodType;
+}
+
 function valueAt(data: unknown, path: readonly PathPart[]): unknown {
   let v = data;
   for (const p of path) {
@@ -82,7 +157,7 @@ function valueAt(data: unknown, path: readonly PathPart[]): unknown {
  * @returns the parsed (defaulted) value
  * @throws {InputError} at the first problem in file order
  */
-export function validate<S extends z.ZodType>(src: YamlSource, schema: S): z.output<S> {
+export function validate<S extends z.ZodType>(src: YamlSource, schema: S, elsewhere?: OtherFile): z.output<S> {
   // A map key '__proto__' would be dropped by a record's parse (it sets the prototype): refuse it anywhere.
   const proto = protoKeyPath(src.data);
   if (proto) throw new InputError(src.locate(proto, true), "unknown key '__proto__'");
@@ -92,9 +167,10 @@ export function validate<S extends z.ZodType>(src: YamlSource, schema: S): z.out
     const path = iss.path as PathPart[];
     if (iss.code === "unrecognized_keys") {
       const key = String(iss.keys[0]);
-      const known = knownKeys(schema, path);
-      const near = closest(key, known);
-      const hint = near ? `; did you mean '${near}'?` : "";
+      // A key allowed elsewhere is named where it belongs; else a near spelling (never the word itself).
+      const home = whereItBelongs(schema, path, key, elsewhere);
+      const near = home ? undefined : closest(key, knownKeys(schema, path).filter((k) => k !== key));
+      const hint = home ? ` here: ${home}` : near ? `; did you mean '${near}'?` : "";
       return new InputError(src.locate([...path, key], true), `unknown key '${clip(key)}'${hint}`);
     }
     if (iss.code === "invalid_type" && valueAt(src.data, path) === undefined) {
