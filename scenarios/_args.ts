@@ -8,6 +8,7 @@
 import { InputError } from "../core/config/errors.ts";
 import { capMessage } from "../core/config/limits.ts";
 import { OutputError } from "../cli_output.ts";
+import denoJson from "../deno.json" with { type: "json" };
 
 /** What a task accepts. */
 export interface TaskArgs {
@@ -65,6 +66,9 @@ export async function taskMain(task: string, run: () => number | Promise<number>
   }
 }
 
+/** What `--version` prints, for every task as for the simulator: `servingcast <version of deno.json>`. */
+export const VERSION_LINE = `servingcast ${denoJson.version}`;
+
 /** `task: message (deno task task --help)`: the one line of a usage error. */
 export function usageLine(task: string, message: string): string {
   return `${task}: ${message} (deno task ${task} --help)`;
@@ -92,6 +96,7 @@ export function usageLine(task: string, message: string): string {
  */
 export function readTaskArgs(spec: TaskArgs, args: readonly string[], io: TaskOutput): ParsedTaskArgs | 0 | 2 {
   if (args.some((a) => a === "-h" || a === "--help")) return (io.out(spec.usage), 0);
+  if (args.includes("--version")) return (io.out(VERSION_LINE), 0);
   const fail = (message: string) => (io.err(usageLine(spec.task, message)), 2 as const);
   const files: string[] = [];
   const options: Record<string, string[]> = {};

@@ -10,6 +10,33 @@ function yamlIn(dir: string): string[] {
   return [...Deno.readDirSync(dir)].filter((e) => e.isFile && /\.ya?ml$/.test(e.name)).map((e) => dir + e.name).sort();
 }
 
+/**
+ * The files named on a command line, each folder replaced by its own
+ * scenario files (`*.yaml` and `*.yml` directly in it, sorted), as
+ * `deno test` takes a folder and `scenarioTests` its default pattern.
+ *
+ * @returns the files, or the first folder that holds none (for the task's one-line error)
+ */
+export function expandFolders(paths: readonly string[]): { files: string[] } | { empty: string } {
+  const files: string[] = [];
+  for (const p of paths) {
+    let folder = false;
+    try {
+      folder = Deno.statSync(p).isDirectory;
+    } catch {
+      // Not there, or not readable: the task reads it and says why.
+    }
+    if (!folder) {
+      files.push(p);
+      continue;
+    }
+    const found = yamlIn(p.endsWith("/") ? p : `${p}/`);
+    if (found.length === 0) return { empty: p };
+    files.push(...found);
+  }
+  return { files };
+}
+
 /** Every scenario file, the top level first. */
 export function scenarioFiles(): string[] {
   return [...topLevelFiles(), ...validationFiles()];

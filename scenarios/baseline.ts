@@ -9,8 +9,8 @@ import { formatBaseline, loadScenario, runScenario } from "../core/scenario/mod.
 import type { Scenario } from "../core/scenario/mod.ts";
 import { basename, dirname, join } from "node:path";
 import { fileIn } from "../core/scenario/scenario.ts";
-import { scenarioFiles } from "./_files.ts";
-import { CONSOLE_OUTPUT, readTaskArgs } from "./_args.ts";
+import { expandFolders, scenarioFiles } from "./_files.ts";
+import { CONSOLE_OUTPUT, readTaskArgs, usageLine } from "./_args.ts";
 import type { TaskOutput } from "./_args.ts";
 import { makeOutputDir, outputDirProblem, OutputError, outputFileProblem, writeOutput } from "../cli_output.ts";
 import { clip, InputError } from "../core/config/errors.ts";
@@ -39,7 +39,12 @@ export function runBaseline(argv: readonly string[], io: TaskOutput = CONSOLE_OU
   const args = readTaskArgs({ task: "baseline", usage: USAGE, files: true, options: ["--baseline-dir"] }, argv, io);
   if (typeof args === "number") return args;
   const baselineDir = args.options["--baseline-dir"]?.at(-1);
-  const files = args.files.length ? args.files : scenarioFiles();
+  const named = expandFolders(args.files);
+  if ("empty" in named) {
+    io.err(usageLine("baseline", `${clip(named.empty)} is a folder with no scenario files (*.yaml) in it`));
+    return 2;
+  }
+  const files = args.files.length ? named.files : scenarioFiles();
   let code = 0;
   for (const file of files) {
     let s: Scenario;

@@ -21,7 +21,7 @@
 import { InputError } from "../core/config/errors.ts";
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { fileIn } from "../core/scenario/scenario.ts";
-import { relative, scenarioFiles } from "./_files.ts";
+import { expandFolders, relative, scenarioFiles } from "./_files.ts";
 import { runJson } from "../core/report/run_json.ts";
 import type { RunOutput } from "../core/assembly/run.ts";
 import { formatSweepRows, sweepJson } from "../core/scenario/sweep_table.ts";
@@ -133,7 +133,12 @@ export async function runCheck(
     io.err(usageLine("check", shard));
     return 2;
   }
-  const files = (args.files.length ? args.files : scenarioFiles()).filter((_, i) => i % shard.count === shard.index);
+  const named = expandFolders(args.files);
+  if ("empty" in named) {
+    io.err(usageLine("check", `${clip(named.empty)} is a folder with no scenario files (*.yaml) in it`));
+    return 2;
+  }
+  const files = (args.files.length ? named.files : scenarioFiles()).filter((_, i) => i % shard.count === shard.index);
 
   let failed = 0;
   let matched = 0;

@@ -474,3 +474,36 @@ Deno.test("--baseline-dir: snapshots are read from that folder, and the fix name
   // Without the option the default folder beside the scenario is read, and it has none.
   assert.equal((await runCheckTask([`${dir}s.yaml`])).code, 1);
 });
+
+Deno.test("check and baseline take a folder: its own scenario files (as deno test takes a folder); an empty one is one line", async () => {
+  const dir = writeTemp({});
+  Deno.mkdirSync(`${dir}a`);
+  Deno.mkdirSync(`${dir}empty`);
+  Deno.writeTextFileSync(`${dir}a/pass.yaml`, PASSING);
+  Deno.writeTextFileSync(`${dir}a/fail.yaml`, FAILING);
+  Deno.writeTextFileSync(`${dir}a/notes.txt`, "not a scenario");
+  const run = await runCheckTask([`${dir}a`]);
+  assert.equal(run.code, 1);
+  // Both scenarios of the folder, in name order; the text file left alone.
+  assert.deepEqual(run.stdout.split("\n").filter((l) => /^(PASS|FAIL) /.test(l)).map((l) => l.split(/\s+/)[1]), [
+    "tiny-fail",
+    "tiny-pass",
+  ]);
+  const empty = await runCheckTask([`${dir}empty`]);
+  assert.deepEqual(empty, {
+    code: 2,
+    stdout: "",
+    stderr: `check: ${dir}empty is a folder with no scenario files (*.yaml) in it (deno task check --help)\n`,
+  });
+  const baseline = await captureTaskAsync(
+    async (a, io) => (await import("../scenarios/baseline.ts")).runBaseline(a, io),
+    [
+      `${dir}empty/`,
+    ],
+  );
+  assert.equal(baseline.code, 2);
+  assert.equal(
+    baseline.stderr,
+    `baseline: ${dir}empty/ is a folder with no scenario files (*.yaml) in it (deno task baseline --help)\n`,
+  );
+});

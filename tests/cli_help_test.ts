@@ -107,11 +107,14 @@ Deno.test("every task prints its usage on --help and exits 0 without doing its w
   assert.deepEqual(Object.keys(HELP_FIRST_LINES).sort(), Object.keys(ENTRIES).sort(), "a task without a help test");
 });
 
-Deno.test("sim --version prints deno.json's version", async () => {
-  const run = await runCli(["--version"]);
-  assert.equal(run.code, 0);
-  assert.equal(run.stdout, `servingcast ${denoJson.version}\n`);
-  assert.match(run.stdout, /^servingcast \d+\.\d+\.\d+\n$/);
+Deno.test("every task prints deno.json's version on --version and exits 0 without doing its work", async () => {
+  for (const [task, { run }] of Object.entries(ENTRIES)) {
+    const r = await run(["--version"]);
+    assert.equal(r.code, 0, `${task} --version: ${r.stderr}`);
+    assert.equal(r.stdout, `servingcast ${denoJson.version}\n`, task);
+    assert.equal(r.stderr, "", task);
+  }
+  assert.match(`servingcast ${denoJson.version}`, /^servingcast \d+\.\d+\.\d+$/);
 });
 
 Deno.test("sim --list-models and --list-devices print the catalogs with their figures and sources", async () => {

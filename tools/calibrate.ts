@@ -29,7 +29,7 @@ import type { CalibrationResult, FitParameter } from "../core/calibrate/fit.ts";
 import { expandScenarioPaths, loadManifest, twiceListed } from "../core/calibrate/manifest.ts";
 import type { ScenarioManifest } from "../core/calibrate/manifest.ts";
 import { calibrateScenarios, loadScenarioCases } from "../core/calibrate/scenarios.ts";
-import { CONSOLE_OUTPUT, taskMain } from "../scenarios/_args.ts";
+import { CONSOLE_OUTPUT, taskMain, VERSION_LINE } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
 import { makeOutputDir, outputDirProblem, OutputError, outputFileProblem, writeOutput } from "../cli_output.ts";
 import { progressBar } from "../cli_progress.ts";
@@ -449,6 +449,7 @@ function main(args: string[], io: TaskOutput): Promise<number> | number {
     io.out(USAGE);
     return 0;
   }
+  if (args.includes("--version")) return (io.out(VERSION_LINE), 0);
   if (args.includes("--scenarios")) return runFlags(args, io);
   if (args.length !== 1 || args[0].startsWith("-")) {
     const bad = args.find((a) => a.startsWith("-"));
