@@ -271,6 +271,7 @@ export type {
 } from "./core/scenario/mod.ts";
 // Scenario files as Deno tests in any repository (the README's "Use in your own repository").
 export { scenarioTests } from "./scenarios/testing.ts";
+export { runBaseline } from "./scenarios/baseline.ts";
 export type { ScenarioTestOptions } from "./scenarios/testing.ts";
 export { planDeployments, rateBounds } from "./core/planner/mod.ts";
 export type {

@@ -1,7 +1,10 @@
 /**
  * `deno task baseline [scenario…]`: runs scenarios that have `baseline:`
  * and rewrites their snapshots (`__baselines__/<name>.json` beside them).
- * With no file, every such scenario. Review the diff before committing it.
+ * With no file, every such scenario of `scenarios/`. Review the diff before
+ * committing it. Another repository runs it from the package (the
+ * `./baseline` export) with its own write permission:
+ * `deno run --allow-read --allow-write=scenarios jsr:@servingcast/servingcast/baseline scenarios/`.
  *
  * @module
  */
@@ -44,7 +47,7 @@ export function runBaseline(argv: readonly string[], io: TaskOutput = CONSOLE_OU
     io.err(usageLine("baseline", `${clip(named.empty)} is a folder with no scenario files (*.yaml) in it`));
     return 2;
   }
-  const files = args.files.length ? named.files : scenarioFiles();
+  const files = args.files.length ? named.files : defaultFiles();
   let code = 0;
   for (const file of files) {
     let s: Scenario;
@@ -96,6 +99,22 @@ export function runBaseline(argv: readonly string[], io: TaskOutput = CONSOLE_OU
     io.out(`wrote ${out} (${Object.keys(r.snapshot).length} metrics)`);
   }
   return code;
+}
+
+/**
+ * The scenarios to record without files named: those of `scenarios/` in
+ * the working folder (a consumer repository's, as `deno test` finds its
+ * own), else this repository's.
+ */
+function defaultFiles(): string[] {
+  let own = false;
+  try {
+    own = Deno.statSync("scenarios").isDirectory;
+  } catch {
+    // No scenarios/ here.
+  }
+  const found = own ? expandFolders(["scenarios"]) : undefined;
+  return found && "files" in found ? found.files : scenarioFiles();
 }
 
 /**

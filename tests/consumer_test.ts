@@ -30,7 +30,7 @@ Deno.test("a consumer repository's deno test -P runs its own scenarios, a symlin
   Deno.symlinkSync("chat_one_gpu_fails.yaml", `${cwd}/scenarios/linked_fails.yaml`);
   let out;
   try {
-    out = await runDeno(["test", "-P", "--quiet", "--no-check"], cwd);
+    out = await runDeno(["test", "-P", "--quiet", "--no-check", "scenarios/"], cwd);
   } finally {
     Deno.removeSync(cwd, { recursive: true });
   }
@@ -51,6 +51,44 @@ Deno.test("a consumer repository's deno test -P runs its own scenarios, a symlin
   assert.match(text, /FAILED \| 1 passed \(5 steps\) \| 2 failed \(2 steps\)/);
   // Its own permissions only: read and two environment variables, nothing granted by this repository's deno.json.
   assert.doesNotMatch(text, /NotCapable|Requires .* access/);
+});
+
+Deno.test("a consumer repository records a baseline with the package's writer and its own write permission, then gates on it", async () => {
+  const cwd = Deno.makeTempDirSync({ prefix: "servingcast-consumer-" });
+  const copy = (from: string, to: string) => {
+    for (const e of Deno.readDirSync(from)) {
+      if (e.isDirectory) {
+        Deno.mkdirSync(`${to}/${e.name}`);
+        copy(`${from}/${e.name}`, `${to}/${e.name}`);
+      } else Deno.copyFileSync(`${from}/${e.name}`, `${to}/${e.name}`);
+    }
+  };
+  copy(`${ROOT}tests/consumer`, cwd);
+  const config = JSON.parse(Deno.readTextFileSync(`${cwd}/deno.json`));
+  Deno.writeTextFileSync(`${cwd}/deno.json`, JSON.stringify({ ...config, links: [ROOT] }));
+  try {
+    // Recorded by its own task: the package's ./baseline export, under its own "baseline" permission set.
+    const record = await runDeno(["task", "--quiet", "baseline", "baselined/"], cwd);
+    assert.equal(record.code, 0, record.stderr);
+    assert.match(record.stdout, /^wrote baselined\/__baselines__\/chat-held-to-its-baseline\.json \(\d+ metrics\)$/m);
+    const gate = ["test", "-P", "--quiet", "--no-check", "baselined/"];
+    const held = await runDeno(gate, cwd);
+    assert.equal(held.code, 0, held.stdout + held.stderr);
+    // Twice the load against the same snapshot: the gate fails, naming the file and the command that records anew.
+    Deno.writeTextFileSync(
+      `${cwd}/baselined/chat_held.yaml`,
+      Deno.readTextFileSync(`${cwd}/baselined/chat_held.yaml`) + "overrides:\n  load_gen.time_scale: 0.5\n",
+    );
+    const moved = await runDeno(gate, cwd);
+    const text = moved.stdout + moved.stderr;
+    assert.equal(moved.code, 1, text);
+    assert.match(
+      text,
+      /error: Error: baselined\/chat_held\.yaml:7:1: baseline: \d+ of \d+ metrics moved beyond their tolerance \(baselined\/__baselines__\/chat-held-to-its-baseline\.json; if intended, run `deno task baseline baselined\/chat_held\.yaml`\)/,
+    );
+  } finally {
+    Deno.removeSync(cwd, { recursive: true });
+  }
 });
 
 Deno.test("the README's test file is the consumer's, character for character", () => {

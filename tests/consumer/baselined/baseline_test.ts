@@ -1,0 +1,3 @@
+import { scenarioTests } from "@servingcast/servingcast";
+
+scenarioTests(import.meta.url);
