@@ -10,6 +10,7 @@ import { InputError } from "../core/config/errors.ts";
 import { loadScenario, runScenario, sweepRows } from "../core/scenario/mod.ts";
 import type { ScenarioResult, SweepPoint } from "../core/scenario/mod.ts";
 import { ROOT, runCheckTask, writeTemp } from "./_helpers.ts";
+import { runFiles } from "../core/assembly/run.ts";
 
 /** Llama-3.1-8B on one H100: 300 Poisson requests of 512 + 64 tokens at 10 req/s (fast). */
 const SMALL = {
@@ -520,4 +521,29 @@ Deno.test("deno task check prints a row per sweep point and the answer; --json-d
       "llama8b-h100-fewest-instances.instance_groups_0_.num_instances=3.seed2.json",
     ),
   );
+});
+
+Deno.test("a short capacity search answers no more than the deployment sustains over 40,000 requests (Llama-3.1-70B FP8, vLLM, 2 × 4 H200)", () => {
+  // The setup of the report that found 14.06 req/s answered where the long-run ceiling was lower: a loose SLO, so that
+  // keeping up decides. 3,000 requests a point; then 40,000 at the answer, and 5% above it.
+  const dir = writeTemp({
+    "i.yaml": "instance_groups:\n  - num_instances: 2\n    num_devices_per_instance: 4\n" +
+      "    device_type: H200_SXM_141G\n    pd_role: both\n    parallel_config: {world_size: 4, tp_size: 4, dp_size: 1}\n",
+    "c.yaml": "model_config: {name: meta-llama/Llama-3.1-70B-Instruct, quantize_linear_action: FP8}\n" +
+      "load_gen: {load_gen_type: fixed_length, num_requests: 3000, num_input_tokens: 1024, num_output_tokens: 256, " +
+      "request_rate: 10}\nserving_config: {max_concurrency: 100000, engine: vllm}\n",
+    "s.yaml": "instance_config: i.yaml\ncommon_config: c.yaml\nsweep:\n  load_gen.request_rate: [10, 20, 40, 60]\n" +
+      'max_rate_meeting:\n  tpot.p99: "<= 1"\n',
+  });
+  const answer = runScenario(loadScenario(`${dir}s.yaml`)).capacity!.value!;
+  const long = (rate: number) => {
+    const c = Deno.readTextFileSync(`${dir}c.yaml`).replace("num_requests: 3000", "num_requests: 40000")
+      .replace("request_rate: 10}", `request_rate: ${rate}}`);
+    Deno.writeTextFileSync(`${dir}c40.yaml`, c);
+    return runFiles([`${dir}i.yaml`], `${dir}c40.yaml`).summary.load;
+  };
+  const at = long(answer);
+  assert.equal(at.keepsUp, true, `40,000 requests at ${answer} req/s: achieved ${at.achievedRate}`);
+  // Not a timid answer: 5% more is beyond what the deployment sustains.
+  assert.equal(long(answer * 1.05).keepsUp, false, `${answer * 1.05} req/s`);
 });

@@ -190,16 +190,17 @@ serving_config: {max_concurrency: 1000, engine: vllm, engine_version: 0.10.0}
       "1",
     ]);
   const row = (out: string) => out.split("\n").find((l) => /^ +1 +H100_SXM_80G/.test(l))!.trim().split(/ +/);
-  const plain = await plan("ttft.p99<=0.2");
-  const sure = await plan("ttft.p99<=0.2 @ 90%");
+  // A bound the simulated p99 meets with room at the count that keeps up with 60 req/s (3), its 90% end not.
+  const plain = await plan("ttft.p99<=0.1");
+  const sure = await plan("ttft.p99<=0.1 @ 90%");
   assert.equal(plain.code, 0, plain.stderr);
   assert.equal(sure.code, 0, sure.stderr);
-  assert.match(sure.stdout, /SLOs ttft\.p99 <= 0\.2 @ 90%/);
+  assert.match(sure.stdout, /SLOs ttft\.p99 <= 0\.1 @ 90%/);
   // Columns: rank, device, tp, topology, instances, devices, tok/s/device, tok/s/user, ttft.p99, margin.
   const [p, s] = [row(plain.stdout), row(sure.stdout)];
   assert.ok(Number(s[4]) > Number(p[4]), `${s[4]} instances at 90% vs ${p[4]}`);
   // The value shown is the 90% upper end at the planned count, within the bound.
-  assert.ok(Number(s[8]) <= 0.2 && /^\+\d+%$/.test(s[9]), s.join(" "));
+  assert.ok(Number(s[8]) <= 0.1 && /^\+\d+%$/.test(s[9]), s.join(" "));
 });
 
 Deno.test("a search split into 4 shards and merged, or run on Web Workers, prints and writes the in-process plan byte for byte", async () => {

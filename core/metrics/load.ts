@@ -14,11 +14,69 @@ import type { RequestTable } from "../engine/types.ts";
 
 /**
  * Shortfall of the achieved rate, relative to the offered rate, that still
- * counts as keeping up (5%): Poisson arrivals over a few hundred requests
- * vary by a few percent around their mean, and a run's first and last
- * tenth (ramp-up and drain) are left out of both rates.
+ * counts as keeping up (5%) in a run too short for the statistical test
+ * (fewer than {@link MIN_BATCHES} × 10 requests in its later half):
+ * Poisson arrivals over a few hundred requests vary by a few percent
+ * around their mean, and a run's first and last tenth (ramp-up and drain)
+ * are left out of both rates.
  */
 export const KEEP_UP_TOLERANCE = 0.05;
+
+/**
+ * Batches of the later half of the arrivals the queue-growth test averages
+ * (at most; at least 10 requests each): batch means tame the
+ * autocorrelation of successive waits, which would make a per-request
+ * regression's interval far too narrow.
+ */
+export const GROWTH_BATCHES = 20;
+/** The fewest batches the test runs on (two degrees of freedom beyond the line's two). */
+export const MIN_BATCHES = 4;
+
+/**
+ * How much of its own level a wait may grow by across the window the test
+ * fits (the later half of the arrivals) and still be steady (10%). A
+ * growth is an overload when its whole 95% interval is above 0 and, at its
+ * interval's lower end, it adds more than this share of the wait's mean
+ * over the window: a steady run's wait drifts a little (a cache warming, a
+ * batch filling), which a long run resolves without it mattering, while a
+ * backlog's wait keeps rising against its level (a deployment 1.5% over
+ * its capacity adds 0.015 s per s, seconds over a minute of arrivals).
+ */
+export const GROWTH_SHARE = 0.1;
+
+/** Two-sided 95% quantiles of Student's t by degrees of freedom (1 to 30; the normal's 1.96 beyond). */
+const T95 = [
+  12.706,
+  4.303,
+  3.182,
+  2.776,
+  2.571,
+  2.447,
+  2.365,
+  2.306,
+  2.262,
+  2.228,
+  2.201,
+  2.179,
+  2.16,
+  2.145,
+  2.131,
+  2.12,
+  2.11,
+  2.101,
+  2.093,
+  2.086,
+  2.08,
+  2.074,
+  2.069,
+  2.064,
+  2.06,
+  2.056,
+  2.052,
+  2.048,
+  2.045,
+  2.042,
+];
 
 /** How the deployment kept up with its load. */
 export interface LoadStats {
@@ -38,8 +96,84 @@ export interface LoadStats {
    * queue grows without bound.
    */
   readonly queueGrowth: number;
-  /** Achieved within {@link KEEP_UP_TOLERANCE} of offered. */
+  /**
+   * The 95% interval of the steady-state queue growth: the slope of the
+   * batch means of the wait before the first token against arrival time
+   * over the later half of the arrivals ({@link GROWTH_BATCHES} batches,
+   * Student's t); undefined when the run is too short for it, or when all
+   * requests arrive at once.
+   */
+  readonly queueGrowthCi?: readonly [number, number];
+  /**
+   * Whether the deployment keeps up: neither its queue (the wait before
+   * the first token) nor its batch (the time to the last token) builds a
+   * backlog ({@link isBacklog}); in a run too short for the test, achieved
+   * within {@link KEEP_UP_TOLERANCE} of offered.
+   */
   readonly keepsUp: boolean;
+}
+
+/**
+ * The slope of the time from arrival to `until` (the first token, or the
+ * last) against arrival time over requests `from`… that reached it, fitted
+ * to batch means, with its 95% interval, the mean of that time and the
+ * window's span; undefined with fewer than {@link MIN_BATCHES} batches of 10.
+ */
+export function growthInterval(
+  t: RequestTable,
+  from: number,
+  until: "firstToken" | "finish" = "firstToken",
+): GrowthFit | undefined {
+  const end = t[until];
+  let k = 0;
+  for (let i = from; i < t.count; i++) if (end[i] >= 0) k++;
+  const batches = Math.min(GROWTH_BATCHES, Math.floor(k / 10));
+  if (batches < MIN_BATCHES) return undefined;
+  const xs = new Float64Array(batches);
+  const ys = new Float64Array(batches);
+  const ns = new Float64Array(batches);
+  let j = 0;
+  for (let i = from; i < t.count; i++) {
+    if (end[i] < 0) continue;
+    const b = Math.min(batches - 1, Math.floor((j++ * batches) / k));
+    xs[b] += t.arrival[i];
+    ys[b] += end[i] - t.arrival[i];
+    ns[b]++;
+  }
+  let mx = 0, my = 0;
+  for (let b = 0; b < batches; b++) {
+    xs[b] /= ns[b];
+    ys[b] /= ns[b];
+    mx += xs[b];
+    my += ys[b];
+  }
+  mx /= batches;
+  my /= batches;
+  let sxx = 0, sxy = 0;
+  for (let b = 0; b < batches; b++) {
+    sxx += (xs[b] - mx) ** 2;
+    sxy += (xs[b] - mx) * (ys[b] - my);
+  }
+  if (!(sxx > 0)) return undefined;
+  const slope = sxy / sxx;
+  let ssr = 0;
+  for (let b = 0; b < batches; b++) ssr += (ys[b] - my - slope * (xs[b] - mx)) ** 2;
+  const dof = batches - 2;
+  const se = Math.sqrt(ssr / dof / sxx);
+  const half = (dof <= T95.length ? T95[dof - 1] : 1.96) * se;
+  return { ci: [slope - half, slope + half], level: my, span: xs[batches - 1] - xs[0] };
+}
+
+/** A growth fit: the slope's 95% interval, the wait's mean over the window, and the window's span (µs). */
+export interface GrowthFit {
+  readonly ci: readonly [number, number];
+  readonly level: number;
+  readonly span: number;
+}
+
+/** Whether a fitted growth is a backlog: its interval above 0, adding more than {@link GROWTH_SHARE} of its level. */
+export function isBacklog(f: GrowthFit): boolean {
+  return f.ci[0] > 0 && f.ci[0] * f.span > GROWTH_SHARE * f.level;
 }
 
 /**
@@ -133,6 +267,13 @@ export function loadStats(t: RequestTable): LoadStats {
   if (!Number.isFinite(offeredRate)) return { offeredRate, achievedRate, queueGrowth: 0, keepsUp: true };
   const queueGrowth = waitSlope(t, Math.floor(n / 2));
   if (finish.length > 0) achievedRate = Math.min(achievedRate, offeredRate / (1 + Math.max(0, queueGrowth)));
-  const keepsUp = achievedRate >= (1 - KEEP_UP_TOLERANCE) * offeredRate;
-  return { offeredRate, achievedRate, queueGrowth, keepsUp };
+  const first = growthInterval(t, Math.floor(n / 2));
+  // A backlog grows before the first token (the queues) or after it (a batch that takes requests in faster than it
+  // finishes them: the time to the last token grows): either is an overload. A run too short for the test falls back
+  // on the rates.
+  const last = growthInterval(t, Math.floor(n / 2), "finish");
+  const keepsUp = first && last
+    ? !isBacklog(first) && !isBacklog(last)
+    : achievedRate >= (1 - KEEP_UP_TOLERANCE) * offeredRate;
+  return { offeredRate, achievedRate, queueGrowth, ...(first ? { queueGrowthCi: first.ci } : {}), keepsUp };
 }

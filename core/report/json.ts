@@ -74,6 +74,7 @@ export function summaryExtSections(s: Summary): JsonExtras {
       achieved_rate: l.achievedRate,
       keeps_up: l.keepsUp,
       queue_growth: l.queueGrowth,
+      ...(l.queueGrowthCi ? { queue_growth_ci95: [...l.queueGrowthCi] } : {}),
       ...(s.goodput
         ? {
           goodput: s.goodput.rate,
