@@ -78,7 +78,7 @@ const FIGURE_MEANING: Record<string, string> = {
   achieved_rate:
     "Completions per second over the middle 80% of completions, or the lower rate the queue growth implies (offered / (1 + queue_growth))",
   keeps_up:
-    "1 when the deployment keeps up with its offered load: neither its queues (the wait before the first token) nor its batch (the time to the last token) grows, the 95% interval of the growth over the later half of the arrivals not above 0.005 s per s (a run too short for the test: achieved within 5% of offered); else 0",
+    "1 when the deployment keeps up with its offered load: neither its queues (the wait before the first token) nor its batch (the time to the last token) grows, no 95% interval of the growth over the later half of the arrivals above 0 while adding more than 10% of that time's own level (a run too short for the test: achieved within 5% of offered); else 0",
   queue_growth:
     "Growth of the wait before the first token (client and engine queues) over the later half of the arrivals, seconds per second (0 when steady)",
   goodput: "Requests per second that meet every per-request SLO (goodput:, or the latency bounds the assertions state)",

@@ -21,6 +21,32 @@ export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
 }
 
 /**
+ * The ranks (0-based, in ascending order) of the order statistics that hold
+ * the q-th quantile of the distribution `n` samples were drawn from with
+ * 95% confidence, distribution-free: ranks k with Bin(n, q) between them
+ * (normal approximation, nq ± 1.96 √(nq(1 − q)), widened to whole ranks
+ * and clamped to the sample). With few samples in a tail the interval
+ * reaches the sample's edge: its end is then the extreme value, and the
+ * quantile's true value may lie beyond.
+ *
+ * @example The median of 100 samples lies between the 40th and 61st values (0-based 39 and 60)
+ * ```ts
+ * import { quantileRanks } from "./percentile.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.deepEqual(quantileRanks(100, 0.5), [39, 60]);
+ * assert.deepEqual(quantileRanks(100, 0.99), [96, 99]);
+ * ```
+ */
+export function quantileRanks(n: number, q: number): readonly [number, number] {
+  const half = 1.96 * Math.sqrt(n * q * (1 - q));
+  // 1-based ranks nq ∓ half, widened outwards; then 0-based and clamped.
+  const lo = Math.floor(n * q - half);
+  const hi = Math.ceil(n * q + half) + 1;
+  return [Math.min(n - 1, Math.max(0, lo - 1)), Math.min(n - 1, Math.max(0, hi - 1))];
+}
+
+/**
  * The q-th quantile, numpy-style, of a multiset given as ascending distinct
  * values and their cumulative counts (as if each value were repeated).
  *

@@ -17,7 +17,7 @@
  * @module
  */
 import type { EngineStats, RequestTable, SimulationResult } from "../engine/types.ts";
-import { quantileCounted, quantileSorted } from "./percentile.ts";
+import { quantileCounted, quantileRanks, quantileSorted } from "./percentile.ts";
 import { loadStats } from "./load.ts";
 import type { LoadStats } from "./load.ts";
 
@@ -147,7 +147,24 @@ export interface Summary {
   readonly prefixCache?: PrefixCacheStats;
   /** Evenly spaced quantiles of the {@link CDF_COLUMNS}, seconds (when `cdfPoints` was given). */
   readonly cdf?: Partial<Record<MetricColumn | ExtColumn, number[]>>;
+  /**
+   * The 95% interval of each percentile of each column with values, from
+   * its order statistics ({@link quantileRanks}: distribution-free, the
+   * run's requests taken as independent draws).
+   */
+  readonly percentileCi: PercentileIntervals;
 }
+
+/** The percentiles that carry an interval (MIN, MAX and AVERAGE do not). */
+export const PERCENTILES = ["MEDIAN", "P75", "P90", "P95", "P99", "P99.9"] as const;
+
+/** A percentile's name. */
+export type Percentile = (typeof PERCENTILES)[number];
+
+/** Per column, each percentile's 95% interval [low, high]. */
+export type PercentileIntervals = Partial<
+  Record<MetricColumn | ExtColumn, Record<Percentile, readonly [number, number]>>
+>;
 
 /** What prefix caching found. */
 export interface PrefixCacheStats {
@@ -195,6 +212,7 @@ type CdfSink = Partial<Record<MetricColumn | ExtColumn, number[]>> | undefined;
 function columnStats(
   values: Float64Array,
   cdf?: { sink: CdfSink; column: MetricColumn | ExtColumn; points: number },
+  ci?: { sink: PercentileIntervals; column: MetricColumn | ExtColumn },
 ): ColumnStats {
   if (values.length === 0) return statsOf(NaN, () => NaN);
   let sum = 0;
@@ -202,11 +220,27 @@ function columnStats(
   values.sort();
   const quantile = (q: number) => quantileSorted(values, q);
   if (cdf?.sink) cdf.sink[cdf.column] = cdfOf(quantile, cdf.points);
+  if (ci) ci.sink[ci.column] = intervalsOf(values.length, (rank) => values[rank]);
   return statsOf(sum / values.length, quantile);
 }
 
+/** Each percentile's 95% interval over `n` sorted samples, `at(rank)` the sample of a 0-based rank. */
+function intervalsOf(n: number, at: (rank: number) => number): Record<Percentile, readonly [number, number]> {
+  const out = {} as Record<Percentile, readonly [number, number]>;
+  for (const p of PERCENTILES) {
+    const [lo, hi] = quantileRanks(n, QUANTILE[p]);
+    out[p] = [at(lo), at(hi)];
+  }
+  return out;
+}
+
 /** Statistics of gaps counted by integer µs value, in seconds. */
-function countedStats(maps: readonly ReadonlyMap<number, number>[], sink?: CdfSink, points = 0): ColumnStats {
+function countedStats(
+  maps: readonly ReadonlyMap<number, number>[],
+  sink?: CdfSink,
+  points = 0,
+  ci?: PercentileIntervals,
+): ColumnStats {
   // One engine's counts as they are (a run of a single engine: most of a sweep's or a calibration's); several merged.
   let all = maps.length === 1 ? maps[0] : undefined;
   if (all === undefined) {
@@ -230,6 +264,18 @@ function countedStats(maps: readonly ReadonlyMap<number, number>[], sink?: CdfSi
   }
   const quantile = (q: number) => quantileCounted(values, cumulative, q) / 1e6;
   if (sink) sink["ITL(s)"] = cdfOf(quantile, points);
+  if (ci) {
+    // The sample of a rank: the first value whose cumulative count exceeds it.
+    ci["ITL(s)"] = intervalsOf(n, (rank) => {
+      let a = 0, b = cumulative.length - 1;
+      while (a < b) {
+        const mid = (a + b) >> 1;
+        if (cumulative[mid] > rank) b = mid;
+        else a = mid + 1;
+      }
+      return values[a] / 1e6;
+    });
+  }
   return statsOf(sum / n / 1e6, quantile);
 }
 
@@ -370,18 +416,30 @@ export function summarize(result: SimulationResult, options: SummaryOptions = {}
     column,
     points,
   });
+  const ci: PercentileIntervals = {};
   const perMetric = Object.fromEntries(
-    METRIC_COLUMNS.map((c, j) => [c, columnStats(cols[j].subarray(0, len[j]), latency(c))]),
+    METRIC_COLUMNS.map((c, j) => [c, columnStats(cols[j].subarray(0, len[j]), latency(c), { sink: ci, column: c })]),
   ) as Record<MetricColumn, ColumnStats>;
   const duration = done > 0 ? (lastFinish - firstSend) / 1e6 : 0;
   const per = (x: number) => (duration > 0 ? x / duration : 0);
   const extMetric: Record<ExtColumn, ColumnStats> = {
-    "ITL(s)": countedStats(result.engines.map((e) => e.itl), sink, points),
-    "CLIENT_WAIT(s)": columnStats(wait.subarray(0, waits), latency("CLIENT_WAIT(s)")),
+    "ITL(s)": countedStats(result.engines.map((e) => e.itl), sink, points, ci),
+    "CLIENT_WAIT(s)": columnStats(wait.subarray(0, waits), latency("CLIENT_WAIT(s)"), {
+      sink: ci,
+      column: "CLIENT_WAIT(s)",
+    }),
     // Nobody waited on the client: from arrival is from send, value for value.
-    "TTFT_FROM_ARRIVAL(s)": waited ? columnStats(ttftA.subarray(0, doneA)) : perMetric["TTFT(s)"],
-    "E2E_FROM_ARRIVAL(s)": waited ? columnStats(e2eA.subarray(0, doneA)) : perMetric["E2E_TIME(s)"],
+    "TTFT_FROM_ARRIVAL(s)": waited
+      ? columnStats(ttftA.subarray(0, doneA), undefined, { sink: ci, column: "TTFT_FROM_ARRIVAL(s)" })
+      : perMetric["TTFT(s)"],
+    "E2E_FROM_ARRIVAL(s)": waited
+      ? columnStats(e2eA.subarray(0, doneA), undefined, { sink: ci, column: "E2E_FROM_ARRIVAL(s)" })
+      : perMetric["E2E_TIME(s)"],
   };
+  if (!waited) {
+    if (ci["TTFT(s)"]) ci["TTFT_FROM_ARRIVAL(s)"] = ci["TTFT(s)"];
+    if (ci["E2E_TIME(s)"]) ci["E2E_FROM_ARRIVAL(s)"] = ci["E2E_TIME(s)"];
+  }
   return {
     perMetric,
     extMetric,
@@ -402,5 +460,6 @@ export function summarize(result: SimulationResult, options: SummaryOptions = {}
     simulatedSeconds: result.endTime / 1e6,
     ...cacheStats(result),
     ...(sink ? { cdf: sink } : {}),
+    percentileCi: ci,
   };
 }

@@ -44,7 +44,8 @@ export function formatSummaryJson(s: Summary, extras: JsonExtras = {}): string {
 /**
  * The ext sections computed from a summary: `ext_metric_summary` (ITL,
  * client wait, TTFT and E2E from arrival), `load` (offered and achieved
- * rates, goodput) and `headroom`.
+ * rates, goodput), `headroom` and `percentile_ci95` (each percentile's 95%
+ * interval, by column).
  *
  * @param s the run's summary
  *
@@ -59,7 +60,7 @@ export function formatSummaryJson(s: Summary, extras: JsonExtras = {}): string {
  *   "load_gen: {load_gen_type: fixed_length, num_requests: 4, num_input_tokens: 128, num_output_tokens: 8}";
  * const out = runSources([new YamlSource("i.yaml", i)], new YamlSource("c.yaml", c));
  * const ext = summaryExtSections(out.summary) as { load: { keeps_up: boolean; offered_rate: number } };
- * assert.deepEqual(Object.keys(ext), ["ext_metric_summary", "load", "headroom"]);
+ * assert.deepEqual(Object.keys(ext), ["ext_metric_summary", "load", "headroom", "percentile_ci95"]);
  * assert.equal(ext.load.keeps_up, true);
  * assert.equal(ext.load.offered_rate, 2);
  * ```
@@ -92,5 +93,7 @@ export function summaryExtSections(s: Summary): JsonExtras {
       mfu: h.mfu,
       mbu: h.mbu,
     },
+    // Each percentile's 95% interval from its order statistics, by column (summary.ts's percentileCi).
+    percentile_ci95: s.percentileCi,
   };
 }
