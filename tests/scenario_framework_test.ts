@@ -485,3 +485,30 @@ Deno.test("a bare deno test scenarios/ is refused in one line that names -P, bef
   );
   assert.doesNotMatch(out.stderr, /Uncaught|NotCapable|scenario /);
 });
+
+Deno.test("an expect whose percentile's 95% interval straddles its bound is not decided: a failure unless undecided: pass", () => {
+  const dir = writeTemp({});
+  const base =
+    `instance_config: ${ROOT}scenarios/configs/h100_tp1_x2.yaml\ncommon_config: ${ROOT}scenarios/configs/llama8b_chat.yaml\n` +
+    "overrides:\n  load_gen.num_requests: 300\n";
+  // The run's p99 and its interval, then a bound inside that interval, above the value.
+  Deno.writeTextFileSync(`${dir}probe.yaml`, `${base}expect:\n  total_requests: "== 300"\n`);
+  const summary = runScenario(loadScenario(`${dir}probe.yaml`)).output.summary;
+  const p99 = summary.extMetric["TTFT_FROM_ARRIVAL(s)"].P99;
+  const [lo, hi] = summary.percentileCi["TTFT_FROM_ARRIVAL(s)"]!.P99;
+  assert.ok(lo <= p99 && p99 < hi, `${lo} ${p99} ${hi}`);
+  const bound = Number(((p99 + hi) / 2).toPrecision(4));
+  const check = (policy: string) => {
+    Deno.writeTextFileSync(`${dir}s.yaml`, `${base}${policy}expect:\n  ttft.p99: "< ${bound}"\n`);
+    return runScenario(loadScenario(`${dir}s.yaml`)).checks[0];
+  };
+  const strict = check("");
+  assert.equal(strict.pass, false);
+  assert.match(
+    strict.message,
+    /: expect\.ttft\.p99: expected TTFT_FROM_ARRIVAL\(s\)\.P99 < [\d.]+, got [\d.]+; not decided: its 95% interval [\d.]+–[\d.]+ straddles the bound; run more requests \(or set undecided: pass\)$/,
+  );
+  const loose = check("undecided: pass\n");
+  assert.equal(loose.pass, true);
+  assert.match(loose.message, /; not decided: .* \(undecided: pass\)$/);
+});

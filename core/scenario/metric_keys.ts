@@ -31,8 +31,15 @@
  *
  * @module
  */
-import { ALL_STATISTICS, columnOf, EXT_COLUMNS, METRIC_COLUMNS, OVERALL_KEYS } from "../metrics/summary.ts";
-import type { ExtColumn, MetricColumn, OverallKey, Statistic, Summary } from "../metrics/summary.ts";
+import {
+  ALL_STATISTICS,
+  columnOf,
+  EXT_COLUMNS,
+  METRIC_COLUMNS,
+  OVERALL_KEYS,
+  PERCENTILES,
+} from "../metrics/summary.ts";
+import type { ExtColumn, MetricColumn, OverallKey, Percentile, Statistic, Summary } from "../metrics/summary.ts";
 
 /** What a metric is measured in. */
 export type MetricUnit = "s" | "req/s" | "tok/s" | "tokens" | "fraction" | "count";
@@ -52,6 +59,8 @@ export interface MetricRef {
   readonly better: Better;
   /** A latency as the user sees it: an SLO on it holds only when the deployment keeps up. */
   readonly gated: boolean;
+  /** A percentile's 95% interval in a run, from its order statistics (percentiles only). */
+  readonly interval?: (s: Summary) => readonly [number, number] | undefined;
 }
 
 type Column = MetricColumn | ExtColumn;
@@ -177,12 +186,14 @@ export function resolveMetric(key: string): MetricRef | undefined {
     const [c, stat] = split;
     const col = BY_CONSOLE_NAME.get(c.toLowerCase()) ?? BY_SHORT_NAME.get(c.toLowerCase());
     if (col) {
+      const percentile = (PERCENTILES as readonly string[]).includes(stat) ? stat as Percentile : undefined;
       return {
         name: `${col.column}.${stat}`,
         read: (s) => columnOf(s, col.column)[stat],
         unit: col.unit,
         better: col.better,
         gated: col.gated,
+        ...(percentile ? { interval: (s: Summary) => s.percentileCi[col.column]?.[percentile] } : {}),
       };
     }
   }

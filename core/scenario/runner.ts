@@ -368,10 +368,21 @@ function check(
       intervalContext(outs[j.index]) ? "too few held-out rows in its strata" : "the run names no engine"
     } (simulated ${fmt(j.simulated)})`
     : `${fmt(j.actual)}, the ${side} end of its ${(c * 100).toFixed(0)}% interval (simulated ${fmt(j.simulated)})`;
+  // A percentile whose interval straddles its bound is not decided by this run (one seed, a literal bound).
+  const ci = outs.length === 1 && c === undefined && literal && a.bound.op !== "==" && !j.overload
+    ? a.metric.interval?.(outs[0].summary)
+    : undefined;
+  const undecided = ci !== undefined && ci[0] < j.expected && j.expected < ci[1];
+  const pass = j.pass && !(undecided && s.undecided === "fail");
+  const note = undecided
+    ? `; not decided: its 95% interval ${fmt(ci[0])}–${fmt(ci[1])} straddles the bound; run more requests${
+      s.undecided === "fail" ? " (or set undecided: pass)" : " (undecided: pass)"
+    }`
+    : "";
   const message = `${loc.file}:${loc.line}:${loc.col}: ${prefix}${a.key}: expected ${a.metric.name} ${a.bound.text}${
     literal ? "" : ` (= ${show(j.expected)})`
-  }, got ${got}${spread(s, j.values, fmt)}${j.pass ? "" : hint}${j.overload && !j.pass ? `; ${j.overload}` : ""}`;
-  return { name: `${prefix}${a.key} ${a.bound.text}`, pass: j.pass, message, actual: j.actual, values: j.values };
+  }, got ${got}${spread(s, j.values, fmt)}${note}${pass ? "" : hint}${j.overload && !pass ? `; ${j.overload}` : ""}`;
+  return { name: `${prefix}${a.key} ${a.bound.text}`, pass, message, actual: j.actual, values: j.values };
 }
 
 /** The negation of a comparison, for "ttft.p99 = 0.61 > 0.5". */

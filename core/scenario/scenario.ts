@@ -17,6 +17,7 @@ import {
   CommonFileSchema,
   InstanceFileSchema,
   mapping,
+  oneOf,
   positiveInt,
   positiveNumber,
   seedInt,
@@ -80,6 +81,9 @@ export const ScenarioFileSchema = mapping({
     }),
   ], { error: "expected a number of seeds or {count, quantile}" }).optional().describe(
     "Run every run with this many seeds (the seed, +1, +2, …); assertions and capacity answers judge the worst seed",
+  ),
+  undecided: oneOf(["fail", "pass"] as const).optional().describe(
+    "What an expect on a percentile counts as when the percentile's 95% interval (from its order statistics) straddles its bound: fail (the default: 'not decided, run more requests') or pass (judged on the simulated value alone)",
   ),
   overrides: overrides().optional(),
   variants: z.record(z.string(), VariantSchema).optional().describe(
@@ -264,6 +268,8 @@ export interface Scenario {
   readonly seed?: number;
   /** Seeds per run (count 1 = a single run). */
   readonly seeds: SeedSpec;
+  /** What an expect whose percentile's 95% interval straddles its bound counts as (default: fail). */
+  readonly undecided: "fail" | "pass";
   /** The base configuration (each variant and sweep point starts from it). */
   readonly config: ConfigRef;
   /** Variants by name, in file order. */
@@ -602,6 +608,7 @@ export function loadScenario(file: string, fs?: FileSystem, options: LoadScenari
     tags: s.tags ?? [],
     seed: s.seed,
     seeds,
+    undecided: s.undecided ?? "fail",
     config: firstConfig,
     variants,
     sweep,
