@@ -10,11 +10,11 @@
 import assert from "node:assert/strict";
 import { ROOT, runDeno } from "./_helpers.ts";
 
-Deno.test("a consumer repository's deno test -P runs its own scenarios, a symlinked one too: one passes, two fail at their file and line", async () => {
-  // A copy of the consumer repository (its link to this package made absolute), with one more scenario reached through
-  // a symbolic link (issue 25): such a scenario is a scenario like the others, and must fail the gate. A copy, so
-  // that no other test running meanwhile (the publish dry run) meets the link in this repository. Without type checks:
-  // in a fresh folder they would cost 8 s of CPU each run, and .ci/run type-checks the package.
+/**
+ * A copy of the consumer repository in a temporary folder, its link to this package made absolute. A copy, so that no
+ * other test running meanwhile (the publish dry run) meets what a test adds to it.
+ */
+function consumerCopy(): string {
   const cwd = Deno.makeTempDirSync({ prefix: "servingcast-consumer-" });
   const copy = (from: string, to: string) => {
     for (const e of Deno.readDirSync(from)) {
@@ -27,6 +27,15 @@ Deno.test("a consumer repository's deno test -P runs its own scenarios, a symlin
   copy(`${ROOT}tests/consumer`, cwd);
   const config = JSON.parse(Deno.readTextFileSync(`${cwd}/deno.json`));
   Deno.writeTextFileSync(`${cwd}/deno.json`, JSON.stringify({ ...config, links: [ROOT] }));
+  return cwd;
+}
+
+Deno.test("a consumer repository's deno test -P runs its own scenarios, a symlinked one too: one passes, two fail at their file and line", async () => {
+  // A copy of the consumer repository (its link to this package made absolute), with one more scenario reached through
+  // a symbolic link (issue 25): such a scenario is a scenario like the others, and must fail the gate. A copy, so
+  // that no other test running meanwhile (the publish dry run) meets the link in this repository. Without type checks:
+  // in a fresh folder they would cost 8 s of CPU each run, and .ci/run type-checks the package.
+  const cwd = consumerCopy();
   Deno.symlinkSync("chat_one_gpu_fails.yaml", `${cwd}/scenarios/linked_fails.yaml`);
   let out;
   try {
@@ -54,18 +63,7 @@ Deno.test("a consumer repository's deno test -P runs its own scenarios, a symlin
 });
 
 Deno.test("a consumer repository records a baseline with the package's writer and its own write permission, then gates on it", async () => {
-  const cwd = Deno.makeTempDirSync({ prefix: "servingcast-consumer-" });
-  const copy = (from: string, to: string) => {
-    for (const e of Deno.readDirSync(from)) {
-      if (e.isDirectory) {
-        Deno.mkdirSync(`${to}/${e.name}`);
-        copy(`${from}/${e.name}`, `${to}/${e.name}`);
-      } else Deno.copyFileSync(`${from}/${e.name}`, `${to}/${e.name}`);
-    }
-  };
-  copy(`${ROOT}tests/consumer`, cwd);
-  const config = JSON.parse(Deno.readTextFileSync(`${cwd}/deno.json`));
-  Deno.writeTextFileSync(`${cwd}/deno.json`, JSON.stringify({ ...config, links: [ROOT] }));
+  const cwd = consumerCopy();
   try {
     // Recorded by its own task: the package's ./baseline export, under its own "baseline" permission set.
     const record = await runDeno(["task", "--quiet", "baseline", "baselined/"], cwd);
