@@ -374,11 +374,12 @@ Deno.test("max_rate_meeting is a simulated passing rate: a direct run there pass
   assert.ok(at(r, m).verdict!.pass && !at(r, f).verdict!.pass);
   const msg = r.checks.find((c) => c.name.startsWith("expect.max_rate_meeting"))!;
   assert.ok(msg.pass, msg.message);
+  // Points too short to decide whether they keep up ran again with more requests, which the answer says.
   assert.ok(
     msg.message.endsWith(
       `expected max_rate_meeting >= 16, got ${m}: the SLOs hold up to load_gen.request_rate = ${m}; ${f} fails: ${
         at(r, f).verdict!.why
-      }`,
+      } (points too short to decide whether they keep up ran again, with up to 8000 requests)`,
     ),
     msg.message,
   );
@@ -428,7 +429,7 @@ Deno.test("min_value_meeting: the fewest H100 instances for 45 req/s is an integ
   );
   assert.match(
     r.checks[0].message,
-    /expect\.min_value_meeting: expected min_value_meeting <= 3, got 3: the SLOs hold from instance_groups\[0\]\.num_instances = 3; 2 fails: did not keep up: achieved [\d.]+ of [\d.]+ req\/s, the queue growing [\d.]+ s per s; ttft\.p99 = [\d.]+ > 0\.5 \(worst of 3 seeds\)$/,
+    /expect\.min_value_meeting: expected min_value_meeting <= 3, got 3: the SLOs hold from instance_groups\[0\]\.num_instances = 3; 2 fails: did not keep up: achieved [\d.]+ of [\d.]+ req\/s, the queue growing [\d.]+ s per s; ttft\.p99 = [\d.]+ > 0\.5 \(worst of 3 seeds\)( \(points too short to decide whether they keep up ran again, with up to \d+ requests\))?$/,
   );
   const direct = (instances: number) =>
     runScenario(loadScenario(

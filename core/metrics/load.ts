@@ -44,6 +44,15 @@ export const MIN_BATCHES = 4;
  */
 export const GROWTH_SHARE = 0.1;
 
+/**
+ * How many of its own time constants (the mean time from arrival to the
+ * last token) the window the test fits must span for a steady verdict to
+ * mean anything (5): a run whose later half lasts barely one request's
+ * lifetime has not let its batch or its KV cache fill, and a queue that
+ * will grow once they are full does not grow yet.
+ */
+export const SETTLE_SPANS = 5;
+
 /** Two-sided 95% quantiles of Student's t by degrees of freedom (1 to 30; the normal's 1.96 beyond). */
 const T95 = [
   12.706,
@@ -111,6 +120,13 @@ export interface LoadStats {
    * within {@link KEEP_UP_TOLERANCE} of offered.
    */
   readonly keepsUp: boolean;
+  /**
+   * Whether the run decides {@link keepsUp}: a backlog was found, or the
+   * window spans {@link SETTLE_SPANS} lifetimes of a request (a capacity
+   * search reruns an undecided point with more requests); true for a
+   * closed loop, false for a run too short for the test.
+   */
+  readonly decided: boolean;
 }
 
 /**
@@ -264,7 +280,7 @@ export function loadStats(t: RequestTable): LoadStats {
       achievedRate = span > 0 ? (finish.length / span) * 1e6 : offeredRate;
     }
   }
-  if (!Number.isFinite(offeredRate)) return { offeredRate, achievedRate, queueGrowth: 0, keepsUp: true };
+  if (!Number.isFinite(offeredRate)) return { offeredRate, achievedRate, queueGrowth: 0, keepsUp: true, decided: true };
   const queueGrowth = waitSlope(t, Math.floor(n / 2));
   if (finish.length > 0) achievedRate = Math.min(achievedRate, offeredRate / (1 + Math.max(0, queueGrowth)));
   const first = growthInterval(t, Math.floor(n / 2));
@@ -275,5 +291,14 @@ export function loadStats(t: RequestTable): LoadStats {
   const keepsUp = first && last
     ? !isBacklog(first) && !isBacklog(last)
     : achievedRate >= (1 - KEEP_UP_TOLERANCE) * offeredRate;
-  return { offeredRate, achievedRate, queueGrowth, ...(first ? { queueGrowthCi: first.ci } : {}), keepsUp };
+  const decided = first !== undefined && last !== undefined &&
+    (!keepsUp || last.span >= SETTLE_SPANS * last.level);
+  return {
+    offeredRate,
+    achievedRate,
+    queueGrowth,
+    ...(first ? { queueGrowthCi: first.ci } : {}),
+    keepsUp,
+    decided,
+  };
 }

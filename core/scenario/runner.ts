@@ -236,6 +236,13 @@ function runSeeds(
 }
 
 /**
+ * The most requests a capacity search gives a point to decide whether the
+ * deployment keeps up (4× steps from the scenario's count; a point still
+ * undecided there is judged on its test as it stands).
+ */
+export const CAPACITY_MAX_REQUESTS = 64_000;
+
+/**
  * Why a run's latencies do not count as SLOs met (it does not keep up with
  * its offered load), or "" when it keeps up.
  */
@@ -567,8 +574,22 @@ export function runScenario(
     const name = (vals: readonly number[]) => axes.map((ax, i) => `${ax.key}=${vals[i]}`).join(",");
     const slos = s.slos.length ? s.slos : s.minValueSlos;
     const must = slos.length ? slos : s.perPoint;
+    // The most requests a capacity search's point ran to decide whether it keeps up (0: none beyond the file's).
+    let escalated = 0;
     const runPoint = (vals: readonly number[], bisection: boolean): SweepPoint => {
-      const outs = runSeeds(s, s.config, at(vals), fs, options);
+      let outs = runSeeds(s, s.config, at(vals), fs, options);
+      // A capacity search judges keeping up: a point whose run is too short to decide it (its window spans fewer
+      // than five lifetimes of a request, so its batch and KV have not filled) runs again with 4× the requests,
+      // within CAPACITY_MAX_REQUESTS. A trace's length is its own.
+      for (;;) {
+        if (!slos.length || outs.every((o) => o.summary.load.decided)) break;
+        const first = outs[0].assembled;
+        const n = first.input.workload.numRequests;
+        if (first.config.common.load_gen.load_gen_type === "trace" || n * 4 > CAPACITY_MAX_REQUESTS) break;
+        const more = { key: "load_gen.num_requests", path: ["load_gen", "num_requests"], value: n * 4 };
+        outs = runSeeds(s, s.config, [...at(vals), { ...more, location: axes[0].location }], fs, options);
+        escalated = Math.max(escalated, n * 4);
+      }
       return { values: vals, output: outs[0], outputs: outs, bisection };
     };
     const judged = (p: SweepPoint): JudgedPoint => {
@@ -604,6 +625,14 @@ export function runScenario(
     if (slos.length) {
       const kind = s.slos.length ? MAX_RATE_MEETING : MIN_VALUE_MEETING;
       capacity = capacitySearch(axes[0], kind, judgedGrid, (v) => judged(runPoint([v], true)));
+      if (escalated > 0) {
+        capacity = {
+          ...capacity,
+          text: `${capacity.text} (points too short to decide whether they keep up ran again, with up to ${
+            exact(escalated)
+          } requests)`,
+        };
+      }
     }
   } else if (s.variants.size) {
     for (const [name, c] of s.variants) seedRuns.set(name, runSeeds(s, c, [], fs, options));

@@ -9,6 +9,7 @@
 import "../calibrate_test.ts";
 import "../calibration_test.ts";
 import "../capacity_test.ts";
+import "../capacity_sustain_test.ts";
 import "../fidelity_doc_test.ts";
 import "../known_gap_test.ts";
 import "../plan_test.ts";
