@@ -127,6 +127,15 @@ export interface LoadStats {
    * closed loop, false for a run too short for the test.
    */
   readonly decided: boolean;
+  /**
+   * What this run says of the highest rate the deployment sustains, req/s:
+   * at least the offered rate when it keeps up (high: Infinity); between
+   * the rate it achieved under this overload (its service rate, which an
+   * overload's preemptions and full KV may hold below the sustainable
+   * rate) and the offered rate when it does not. A capacity search
+   * (`max_rate_meeting`) narrows it.
+   */
+  readonly sustainable: { readonly low: number; readonly high: number };
 }
 
 /**
@@ -280,7 +289,11 @@ export function loadStats(t: RequestTable): LoadStats {
       achievedRate = span > 0 ? (finish.length / span) * 1e6 : offeredRate;
     }
   }
-  if (!Number.isFinite(offeredRate)) return { offeredRate, achievedRate, queueGrowth: 0, keepsUp: true, decided: true };
+  if (!Number.isFinite(offeredRate)) {
+    // A closed loop: every request at once; the deployment serves them at its own rate.
+    const sustainable = { low: achievedRate, high: Infinity };
+    return { offeredRate, achievedRate, queueGrowth: 0, keepsUp: true, decided: true, sustainable };
+  }
   const queueGrowth = waitSlope(t, Math.floor(n / 2));
   if (finish.length > 0) achievedRate = Math.min(achievedRate, offeredRate / (1 + Math.max(0, queueGrowth)));
   const first = growthInterval(t, Math.floor(n / 2));
@@ -300,5 +313,6 @@ export function loadStats(t: RequestTable): LoadStats {
     ...(first ? { queueGrowthCi: first.ci } : {}),
     keepsUp,
     decided,
+    sustainable: keepsUp ? { low: offeredRate, high: Infinity } : { low: achievedRate, high: offeredRate },
   };
 }

@@ -38,6 +38,8 @@ Deno.test("loadStats() sees a deployment that keeps up: achieved = offered whate
   assert.ok(Math.abs(l.achievedRate - 10) < 1e-9);
   assert.equal(l.queueGrowth, 0);
   assert.equal(l.keepsUp, true);
+  // Kept up: it sustains at least the offered rate, no upper end known.
+  assert.deepEqual(l.sustainable, { low: l.offeredRate, high: Infinity });
 });
 
 Deno.test("loadStats() sees a client queue that grows: achieved 6 of 10 req/s, the queue growing 2/3 s per s", () => {
@@ -46,6 +48,8 @@ Deno.test("loadStats() sees a client queue that grows: achieved 6 of 10 req/s, t
   assert.ok(Math.abs(l.achievedRate - 6) < 1e-6, `${l.achievedRate}`);
   assert.ok(Math.abs(l.queueGrowth - 2 / 3) < 1e-6, `${l.queueGrowth}`);
   assert.equal(l.keepsUp, false);
+  // The highest sustained rate lies between what it achieved under this overload and what was offered.
+  assert.ok(Math.abs(l.sustainable.low - 6) < 1e-6 && Math.abs(l.sustainable.high - 10) < 1e-6, `${l.sustainable}`);
 });
 
 Deno.test("loadStats(): a deployment that finishes requests slower than they come does not keep up, once it shows", () => {

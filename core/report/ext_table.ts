@@ -59,6 +59,11 @@ export function formatExtSection(s: Summary): string {
   lines.push(formatKeyValue("offered_rate(req/s)", l.offeredRate));
   lines.push(formatKeyValue("achieved_rate(req/s)", l.achievedRate));
   lines.push(`${"keeps_up".padEnd(30)} ${l.keepsUp ? "yes" : "NO"}`);
+  const { low, high } = l.sustainable;
+  const fmt = (v: number) => Number(v.toPrecision(4)).toString();
+  lines.push(
+    `${"max_sustainable_rate(req/s)".padEnd(30)} ${Number.isFinite(high) ? `${fmt(low)}–${fmt(high)}` : `≥ ${fmt(low)}`}`,
+  );
   lines.push(formatKeyValue("queue_growth(s/s)", l.queueGrowth));
   if (s.goodput) {
     lines.push(formatKeyValue("goodput(req/s)", s.goodput.rate));

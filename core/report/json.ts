@@ -76,6 +76,8 @@ export function summaryExtSections(s: Summary): JsonExtras {
       keeps_up: l.keepsUp,
       queue_growth: l.queueGrowth,
       ...(l.queueGrowthCi ? { queue_growth_ci95: [...l.queueGrowthCi] } : {}),
+      // The bracket this run puts on the highest sustained rate (high null: unbounded, the run kept up).
+      max_sustainable_rate: [l.sustainable.low, Number.isFinite(l.sustainable.high) ? l.sustainable.high : null],
       ...(s.goodput
         ? {
           goodput: s.goodput.rate,
