@@ -62,7 +62,9 @@ export function formatExtSection(s: Summary): string {
   const { low, high } = l.sustainable;
   const fmt = (v: number) => Number(v.toPrecision(4)).toString();
   lines.push(
-    `${"max_sustainable_rate(req/s)".padEnd(30)} ${Number.isFinite(high) ? `${fmt(low)}–${fmt(high)}` : `≥ ${fmt(low)}`}`,
+    `${"max_sustainable_rate(req/s)".padEnd(30)} ${
+      Number.isFinite(high) ? `${fmt(low)}–${fmt(high)}` : `≥ ${fmt(low)}`
+    }`,
   );
   lines.push(formatKeyValue("queue_growth(s/s)", l.queueGrowth));
   if (s.goodput) {
