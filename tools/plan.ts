@@ -667,6 +667,17 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     }
   }
   if (r.ranked.length === 0) lines.push("", "No candidate meets the SLOs at this rate.");
+  else {
+    // What the decisions rest on: the requests (and seeds) of each planned count's runs.
+    const used = [...new Set(r.ranked.map((c) => c.requests))].sort((a, b) => a - b);
+    const seeds = q.seeds ?? 1;
+    lines.push(
+      "",
+      `Judged on ${used.map((n) => n.toLocaleString("en-US")).join(", ")} requests a run${
+        seeds > 1 ? ` × ${seeds} seeds` : ", 1 seed"
+      } (a count whose runs were too short to decide whether it keeps up ran again with 4× as many).`,
+    );
+  }
   return lines;
 }
 
@@ -675,6 +686,12 @@ export function planFiles(r: PlanResult, outDir: string): Record<string, string>
   const best: PlannedCandidate = r.ranked[0];
   const q = r.request;
   const commonRel = relative(resolve(outDir), q.commonFile) || q.commonFile;
+  const common = readYaml(q.commonFile, denoFileSystem);
+  // The winner's runs used more requests than the file asks for (too short to decide it keeps up): so does its check.
+  const lg = (common.data as { load_gen?: { load_gen_type?: unknown; num_requests?: unknown } } | null)?.load_gen;
+  const more = lg?.load_gen_type !== "trace" && lg?.num_requests !== best.requests
+    ? [`  load_gen.num_requests: ${best.requests}`]
+    : [];
   const scenario = [
     `name: planned-${best.device.toLowerCase()}-${best.parallel}${best.tp}${
       best.topology === "disagg" ? "-disagg" : ""
@@ -688,7 +705,8 @@ export function planFiles(r: PlanResult, outDir: string): Record<string, string>
     "instance_config: deployment.yaml",
     `common_config: ${JSON.stringify(commonRel)}`,
     "overrides:",
-    `  ${rateKey(readYaml(q.commonFile, denoFileSystem))}: ${q.targetRate}`,
+    `  ${rateKey(common)}: ${q.targetRate}`,
+    ...more,
     ...(best.topology === "disagg" ? ["  model_config.enable_kv_transfer_modeling: true"] : []),
     ...settingLines(best.settings),
     ...((q.seeds ?? 1) > 1 ? [`seeds: ${q.seeds}`] : []),

@@ -140,6 +140,12 @@ export interface PlannedCandidate extends CandidateId {
   readonly lowerBound: number;
   /** Simulated runs the search took (bisection included, × seeds). */
   readonly runs: number;
+  /**
+   * Requests each run at the chosen counts simulated: the common file's,
+   * or more where its runs were too short to decide whether the deployment
+   * keeps up (a capacity search runs such a point again with 4× as many).
+   */
+  readonly requests: number;
   /** On the Pareto front of tokens/s per device against tokens/s per user. */
   readonly pareto: boolean;
 }
@@ -703,6 +709,7 @@ function planned(
     values: Object.fromEntries(req.slos.map((s) => [s.key, sloValue(s, outs)])),
     lowerBound,
     runs,
+    requests: outs[0].assembled.input.workload.numRequests,
     pareto: false,
   };
 }

@@ -136,6 +136,7 @@ const OutcomeSchema = z.discriminatedUnion("kind", [
     values: z.record(text(), z.number().nullable(), { error: (i) => `expected an object, ${got(i)}` }),
     lowerBound: positiveInt(),
     runs: countInt(),
+    requests: positiveInt(),
     pareto: bool(),
   }),
 ], {
