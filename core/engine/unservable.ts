@@ -56,8 +56,11 @@ function lifetimeBlocks(s: EngineSpec, input: number, output: number): number {
   if (runsMindieLoop(s)) return blocks + 1;
   // TurboMind asks for the blocks of the context + 1 token, its last step included (CountRequiredBlocks).
   if (runsLmdeployLoop(s)) return Math.ceil((input + output) / bs);
-  if (!sched.countsTouchedBlocks || !ADMISSION_POLICY[s.admission].preempts || runsSglangLoop(s)) return blocks;
+  if (runsSglangLoop(s)) return blocks;
+  // The watermark stays free beside any admission (what it sets aside included); the touched block matters only
+  // where running requests may be preempted for it.
   const readmit = blocks + Math.floor(sched.watermark * s.kvBlocks);
+  if (!sched.countsTouchedBlocks || !ADMISSION_POLICY[s.admission].preempts) return readmit;
   const lastDecode = output > 1 ? Math.ceil((input + output - 2) / bs) + 1 + Math.ceil(s.draftTokens / bs) : 0;
   return readmit > lastDecode ? readmit : lastDecode;
 }

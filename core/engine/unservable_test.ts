@@ -33,3 +33,11 @@ Deno.test("vLLM V0: a request that just fits runs to the end alone, its last dec
   assert.equal(r.engines[0].served, 3);
   assert.equal(r.engines[0].preemptions, 0);
 });
+
+Deno.test("vLLM V0: the watermark stays free beside any admission, a no-evict one included", () => {
+  // 404 blocks: a watermark of 4. A 402-token prompt on a prefill engine never fits (V0 would never admit it), even
+  // where the admission sets aside the request's whole lifetime and so never preempts.
+  const spec = engineSpec({ scheduler: "vllm_v0", blockSize: 1, kvBlocks: 404, admission: "guaranteed_no_evict" });
+  assert.equal(unservable(spec, 400, 1), undefined);
+  assert.equal(unservable(spec, 402, 1), "kv");
+});
