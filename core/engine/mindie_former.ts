@@ -145,9 +145,7 @@ export class MindieFormer {
   #prefill(): boolean {
     const e = this.#e;
     const s = e.spec;
-    const bs = s.blockSize;
     const cap = this.#c.maxPrefillBatchSize;
-    const cache = e.ledger.cache;
     // The candidates: new requests, then recomputations, each in queue order.
     const window = Math.min(2 * cap, e.waiting.size);
     // Most prefill rounds under load admit nothing: the first candidate does not fit. With the window in arrival
@@ -168,15 +166,11 @@ export class MindieFormer {
     let admitted = 0;
     for (; admitted < candidates.length && admitted < cap; admitted++) {
       const r = candidates[admitted];
-      const hit = this.#former.cacheHit(r);
-      const hitFree = hit > 0 ? cache!.unreferenced(r.cacheKeys!, hit) : 0;
-      const tokens = r.input + r.generated - hit * bs;
-      const need = Math.ceil((r.input + r.generated) / bs) - hit;
-      const free = e.ledger.available - hitFree;
-      if (!fits(r, need, free, tokens, budget, admitted)) break;
-      this.#former.admit(r, hit, need, need);
-      this.#former.take(r, tokens, e.shape);
-      budget -= tokens;
+      const a = this.#admission(r, budget, admitted);
+      if (a === undefined) break;
+      this.#former.admit(r, a.hit, a.need, a.need);
+      this.#former.take(r, a.tokens, e.shape);
+      budget -= a.tokens;
     }
     const left = candidates.slice(admitted).sort(byArrival);
     for (let i = left.length - 1; i >= 0; i--) e.waiting.pushFront(left[i]);
@@ -195,11 +189,24 @@ export class MindieFormer {
         break;
       }
     }
+    return this.#admission(r, e.spec.maxTokens, 0) !== undefined;
+  }
+
+  /**
+   * What admitting `r` now takes, with `budget` tokens left and `admitted`
+   * prompts already in the batch: its cached prefix blocks, the new blocks
+   * of its whole (re)computation and the tokens it computes; undefined when
+   * it does not fit ({@link fits}).
+   */
+  #admission(r: Request, budget: number, admitted: number): { hit: number; need: number; tokens: number } | undefined {
+    const e = this.#e;
     const bs = e.spec.blockSize;
     const hit = this.#former.cacheHit(r);
+    // Cached blocks no one else holds count as free until `r` takes them.
     const hitFree = hit > 0 ? e.ledger.cache!.unreferenced(r.cacheKeys!, hit) : 0;
+    const tokens = r.input + r.generated - hit * bs;
     const need = Math.ceil((r.input + r.generated) / bs) - hit;
-    return fits(r, need, e.ledger.available - hitFree, r.input + r.generated - hit * bs, e.spec.maxTokens, 0);
+    return fits(r, need, e.ledger.available - hitFree, tokens, budget, admitted) ? { hit, need, tokens } : undefined;
   }
 
   /** A decode batch (`ApplyToRunningQueue`): whether it scheduled anything. */
@@ -242,9 +249,8 @@ export class MindieFormer {
           }
         }
         if (lost) break;
-        e.ledger.makeRoom(1 + e.ledger.reserved);
-        e.ledger.pool.allocate(1);
-        r.blocks++;
+        // A block is there now (a free one, or a cached one no one holds, which the engine reclaims).
+        e.grow(r, 1);
       }
       r.scheduled = 1;
       decodeContext += r.computed + 1;
