@@ -62,9 +62,8 @@ export class LmdeployFormer {
   readonly #window: number[];
   /** The step's victims (reused from step to step). */
   readonly #victims: Request[] = [];
-  /** The step's running sequences and the blocks each takes (reused). */
+  /** The step's running sequences (reused). */
   readonly #active: Request[] = [];
-  readonly #grow: number[] = [];
 
   /**
    * @param engine the engine
@@ -114,7 +113,6 @@ export class LmdeployFormer {
     let last = n;
     const victims = this.#victims;
     const active = this.#active;
-    const grow = this.#grow;
     for (let i = 0; i < last && remaining > 0; i++) {
       const r = run[i];
       const known = r.input + r.generated;
@@ -143,10 +141,10 @@ export class LmdeployFormer {
       for (let v = last - 1; v >= last - taken; v--) victims.push(run[v]);
       evicted += evict;
       last = newLast;
+      // It runs: its tokens join the step now, its blocks once the victims have given theirs up.
       active.push(r);
-      grow.push(need);
       const tokens = Math.min(known - r.computed, remaining);
-      r.scheduled = tokens;
+      this.#former.take(r, tokens, e.shape);
       remaining -= tokens;
     }
     // Victims lose the blocks taken, the newest first, and keep the prefix the rest hold.
@@ -163,17 +161,14 @@ export class LmdeployFormer {
       v.computed = kept;
     }
     victims.length = 0;
-    for (let j = 0; j < active.length; j++) {
-      const r = active[j];
-      e.ledger.pool.allocate(grow[j]);
-      r.blocks += grow[j];
-      const tokens = r.scheduled;
-      r.scheduled = 0;
-      this.#former.take(r, tokens, e.shape);
+    for (const r of active) {
+      // The blocks of its context + 1 token (a running sequence is never a victim: its count is as in the pass).
+      const need = Math.max(0, Math.ceil((r.input + r.generated + 1) / bs) - r.blocks);
+      e.ledger.pool.allocate(need);
+      r.blocks += need;
     }
     const ran = active.length;
     active.length = 0;
-    grow.length = 0;
     return ran > 0 ? 1 : 0;
   }
 }
