@@ -59,17 +59,22 @@ export function quantileCounted(values: ArrayLike<number>, cumulative: ArrayLike
   if (n === 0) return NaN;
   const pos = (n - 1) * q;
   const lo = Math.floor(pos);
-  const at = (rank: number) => {
-    // The first value whose cumulative count exceeds the 0-based rank.
-    let a = 0, b = cumulative.length - 1;
-    while (a < b) {
-      const mid = (a + b) >> 1;
-      if (cumulative[mid] > rank) b = mid;
-      else a = mid + 1;
-    }
-    return values[a];
-  };
-  const x = at(lo);
-  const y = at(Math.min(lo + 1, n - 1));
+  const x = valueAtRank(values, cumulative, lo);
+  const y = valueAtRank(values, cumulative, Math.min(lo + 1, n - 1));
   return x + (y - x) * (pos - lo);
+}
+
+/**
+ * The sample of 0-based `rank` in a multiset given as ascending distinct
+ * values and their cumulative counts: the first value whose cumulative
+ * count exceeds the rank.
+ */
+export function valueAtRank(values: ArrayLike<number>, cumulative: ArrayLike<number>, rank: number): number {
+  let a = 0, b = cumulative.length - 1;
+  while (a < b) {
+    const mid = (a + b) >> 1;
+    if (cumulative[mid] > rank) b = mid;
+    else a = mid + 1;
+  }
+  return values[a];
 }

@@ -17,7 +17,7 @@
  * @module
  */
 import type { EngineStats, RequestTable, SimulationResult } from "../engine/types.ts";
-import { quantileCounted, quantileRanks, quantileSorted } from "./percentile.ts";
+import { quantileCounted, quantileRanks, quantileSorted, valueAtRank } from "./percentile.ts";
 import { loadStats } from "./load.ts";
 import type { LoadStats } from "./load.ts";
 
@@ -264,18 +264,7 @@ function countedStats(
   }
   const quantile = (q: number) => quantileCounted(values, cumulative, q) / 1e6;
   if (sink) sink["ITL(s)"] = cdfOf(quantile, points);
-  if (ci) {
-    // The sample of a rank: the first value whose cumulative count exceeds it.
-    ci["ITL(s)"] = intervalsOf(n, (rank) => {
-      let a = 0, b = cumulative.length - 1;
-      while (a < b) {
-        const mid = (a + b) >> 1;
-        if (cumulative[mid] > rank) b = mid;
-        else a = mid + 1;
-      }
-      return values[a] / 1e6;
-    });
-  }
+  if (ci) ci["ITL(s)"] = intervalsOf(n, (rank) => valueAtRank(values, cumulative, rank) / 1e6);
   return statsOf(sum / n / 1e6, quantile);
 }
 
