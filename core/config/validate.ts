@@ -49,15 +49,24 @@ interface Def {
 }
 const defOf = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
 
+/** `s` past its wrappers (optional, default, a pipe: its output after a transform, else its input). */
+function unwrap(s: z.ZodType): z.ZodType {
+  for (;;) {
+    const d = defOf(s);
+    if (d.innerType) s = d.innerType;
+    else if (d.type === "pipe" && d.out) s = defOf(d.in!).type === "transform" ? d.out : d.in!;
+    else return s;
+  }
+}
+
 /** The keys an object schema allows at `path`, or [] when there is none. */
 export function knownKeys(schema: z.ZodType, path: readonly PathPart[]): string[] {
   let s: z.ZodType | undefined = schema;
   let i = 0;
   while (s) {
+    s = unwrap(s);
     const d = defOf(s);
-    if (d.innerType) s = d.innerType;
-    else if (d.type === "pipe" && d.out) s = defOf(d.in!).type === "transform" ? d.out : d.in;
-    else if (d.type === "union" && d.options) {
+    if (d.type === "union" && d.options) {
       // A union: the keys of every option (suggestions need only be close).
       return [...new Set(d.options.flatMap((o) => knownKeys(o, path.slice(i))))];
     } else if (i === path.length) return d.shape ? Object.keys(d.shape) : [];
@@ -80,14 +89,7 @@ interface Place {
  * it goes with when the union is discriminated by a literal field.
  */
 function placesOf(schema: z.ZodType, key: string, depth = 5, at: string[] = [], option?: string): Place[] {
-  let s = schema;
-  for (;;) {
-    const d = defOf(s);
-    if (d.innerType) s = d.innerType;
-    else if (d.type === "pipe" && d.out) s = defOf(d.in!).type === "transform" ? d.out : d.in!;
-    else break;
-  }
-  const d = defOf(s);
+  const d = defOf(unwrap(schema));
   if (d.type === "union" && d.options) {
     return d.options.flatMap((o) => placesOf(o, key, depth, at, discriminator(o) ?? option));
   }
