@@ -22,17 +22,49 @@ export function reservesLastToken(s: EngineSpec): boolean {
 }
 
 /**
+ * How an engine of a spec counts a request's KV need, worked out once per
+ * spec: routing asks every engine of a pool about every request.
+ */
+interface KvRule {
+  /** The loop that runs it: its own admission arithmetic (see {@link lifetimeBlocks}). */
+  readonly loop: "sglang" | "mindie" | "lmdeploy" | "steps";
+  /** Whether a lifetime reservation counts the last output token too ({@link reservesLastToken}). */
+  readonly lastToken: boolean;
+  /** Blocks admission leaves free (vLLM V0's watermark). */
+  readonly watermark: number;
+  /** Whether a decode needs a free block beside those it holds (vLLM V0, where requests may be preempted). */
+  readonly touched: boolean;
+}
+
+const RULES = new WeakMap<EngineSpec, KvRule>();
+
+function ruleOf(s: EngineSpec): KvRule {
+  let rule = RULES.get(s);
+  if (rule === undefined) {
+    const sched = SCHEDULERS[s.scheduler ?? "generic"];
+    rule = {
+      loop: runsSglangLoop(s) ? "sglang" : runsMindieLoop(s) ? "mindie" : runsLmdeployLoop(s) ? "lmdeploy" : "steps",
+      lastToken: reservesLastToken(s),
+      watermark: Math.floor(sched.watermark * s.kvBlocks),
+      touched: sched.countsTouchedBlocks && ADMISSION_POLICY[s.admission].preempts,
+    };
+    RULES.set(s, rule);
+  }
+  return rule;
+}
+
+/**
  * Tokens of KV a request must be able to hold here: its prompt and every
  * output token but the last, or all of them where admission sets aside a
  * request's whole lifetime counting its last token: such a request is
  * never admitted otherwise.
  */
-function lifetimeTokens(s: EngineSpec, input: number, output: number): number {
-  if (runsSglangLoop(s)) {
+function lifetimeTokens(rule: KvRule, input: number, output: number): number {
+  if (rule.loop === "sglang") {
     // SGLang admits a request only when its prompt and clipped output are fewer than the free tokens (`>=` refuses).
     return input + Math.min(output, SCHEDULERS.sglang.newTokenRatio!.clip) + 1;
   }
-  return input + output - (reservesLastToken(s) ? 0 : 1);
+  return input + output - (rule.lastToken ? 0 : 1);
 }
 
 /**
@@ -48,19 +80,23 @@ function lifetimeTokens(s: EngineSpec, input: number, output: number): number {
  * reports a request V0 would drop only if it were preempted; the engine
  * would otherwise wait for blocks it can never have.
  */
-function lifetimeBlocks(s: EngineSpec, input: number, output: number): number {
+function lifetimeBlocks(s: EngineSpec, rule: KvRule, input: number, output: number): number {
   const bs = s.blockSize;
-  const blocks = Math.ceil(lifetimeTokens(s, input, output) / bs);
-  const sched = SCHEDULERS[s.scheduler ?? "generic"];
-  // MindIE readmits a preempted request only with a block to spare (fcfs_policy.cpp L173-L177).
-  if (runsMindieLoop(s)) return blocks + 1;
-  // TurboMind asks for the blocks of the context + 1 token, its last step included (CountRequiredBlocks).
-  if (runsLmdeployLoop(s)) return Math.ceil((input + output) / bs);
-  if (runsSglangLoop(s)) return blocks;
+  const blocks = Math.ceil(lifetimeTokens(rule, input, output) / bs);
+  switch (rule.loop) {
+    case "sglang":
+      return blocks;
+    case "mindie":
+      // MindIE readmits a preempted request only with a block to spare (fcfs_policy.cpp L173-L177).
+      return blocks + 1;
+    case "lmdeploy":
+      // TurboMind asks for the blocks of the context + 1 token, its last step included (CountRequiredBlocks).
+      return Math.ceil((input + output) / bs);
+  }
   // The watermark stays free beside any admission (what it sets aside included); the touched block matters only
   // where running requests may be preempted for it.
-  const readmit = blocks + Math.floor(sched.watermark * s.kvBlocks);
-  if (!sched.countsTouchedBlocks || !ADMISSION_POLICY[s.admission].preempts) return readmit;
+  const readmit = blocks + rule.watermark;
+  if (!rule.touched) return readmit;
   const lastDecode = output > 1 ? Math.ceil((input + output - 2) / bs) + 1 + Math.ceil(s.draftTokens / bs) : 0;
   return readmit > lastDecode ? readmit : lastDecode;
 }
@@ -71,7 +107,7 @@ export type Unservable = "context" | "kv" | "budget";
 /** Why a request of `input` prompt and `output` generated tokens can never complete here, or undefined. */
 export function unservable(s: EngineSpec, input: number, output: number): Unservable | undefined {
   if (s.maxModelLen !== undefined && input + output > s.maxModelLen) return "context";
-  if (lifetimeBlocks(s, input, output) > s.kvBlocks) return "kv";
+  if (lifetimeBlocks(s, ruleOf(s), input, output) > s.kvBlocks) return "kv";
   if (!s.chunkedPrefill && input > s.maxTokens) return "budget";
   return undefined;
 }
@@ -86,8 +122,8 @@ export function unservableReason(s: EngineSpec, input: number, output: number): 
     case "context":
       return `prompt + output (${input + output} tokens) exceeds the model's context length (${s.maxModelLen})`;
     case "kv": {
-      const tokens = lifetimeTokens(s, input, output);
-      const blocks = lifetimeBlocks(s, input, output);
+      const tokens = lifetimeTokens(ruleOf(s), input, output);
+      const blocks = lifetimeBlocks(s, ruleOf(s), input, output);
       const extra = blocks > Math.ceil(tokens / s.blockSize)
         ? " with the free blocks the engine's block manager keeps"
         : "";
