@@ -1,10 +1,10 @@
 /**
  * Capacity answers against long runs (property-based over random
  * deployments): a max_rate_meeting search with 3,000 requests a point, under
- * a loose SLO (so keeping up decides), answers no more than 40,000 requests
- * sustain, within the search's own resolution (its last passing and first
- * failing rates). Four deployments in the suite; SERVINGCAST_SUSTAIN_RUNS=50
- * (and SERVINGCAST_SUSTAIN_SEED) for a longer hunt.
+ * a loose SLO (so keeping up decides), answers no rate that 40,000 requests
+ * do not keep up with. Four deployments in the suite;
+ * SERVINGCAST_SUSTAIN_RUNS=50 (and SERVINGCAST_SUSTAIN_SEED) for the 50 the
+ * issue asks for (about 2 minutes on 2 cores).
  */
 import assert from "node:assert/strict";
 import { loadScenario, runScenario } from "../core/scenario/mod.ts";
@@ -46,13 +46,10 @@ Deno.test("a capacity search never answers above what 40,000 requests sustain (r
     const c = runScenario(loadScenario(`${dir}s.yaml`)).capacity!;
     const what = `${model} on ${instances} × ${tp} ${device}, ${input}/${output}, ${engine || "generic"}`;
     if (!(c.value! > 0)) continue; // no rate passes (the model does not fit): nothing to compare
-    // The search resolves the boundary to its last step: the rate one step below the answer must be sustained.
-    const step = c.failing !== undefined ? c.failing - c.value! : 0;
-    const rate = Number((c.value! - step).toPrecision(12));
-    Deno.writeTextFileSync(`${dir}c40.yaml`, common(40_000, rate));
+    Deno.writeTextFileSync(`${dir}c40.yaml`, common(40_000, c.value!));
     const load = runFiles([`${dir}i.yaml`], `${dir}c40.yaml`).summary.load;
     if (!load.keepsUp) {
-      found.push(`${what}: answered ${c.value}, 40,000 requests at ${rate} achieve ${load.achievedRate}`);
+      found.push(`${what}: answered ${c.value}, 40,000 requests there achieve ${load.achievedRate}`);
     }
   }
   assert.deepEqual(found, []);

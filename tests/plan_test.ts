@@ -50,13 +50,14 @@ Deno.test("Llama-3.1-8B on H100 at 45 req/s: the planned count is the first coun
   assert.match(run.stdout, /^PASS {2}planned-h100_sxm_80g-tp1 /);
   assert.equal(await passes(best.instances - 1), false);
   assert.ok(best.lowerBound <= best.instances, `cost-model bound ${best.lowerBound} above the answer`);
-  // What the decision rests on: the requests of the planned count's runs (the file's 1,000, or 4× where a run was
-  // too short to decide whether it keeps up), printed, and written into the scenario when they differ from the file's.
-  assert.ok([1000, 4000, 16000, 64000].includes(best.requests), `${best.requests}`);
+  // What the decision rests on: the requests of the planned count's runs (its confirmation's 16 × the file's 1,000,
+  // or 4× that where those runs did not decide), printed, and written into the scenario when they differ from the
+  // file's.
+  assert.ok([16000, 64000].includes(best.requests), `${best.requests}`);
   assert.equal(files["scenario.yaml"].includes(`load_gen.num_requests: ${best.requests}`), best.requests !== 1000);
   assert.match(
     formatPlan(plan).join("\n"),
-    /\nJudged on [\d,]+ requests a run, 1 seed \(a count whose runs were too short/,
+    /\nJudged on [\d,]+ requests a run, 1 seed: each answer ran again with 16× the file's requests \(up to 64,000\) to confirm it/,
   );
 });
 

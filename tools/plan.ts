@@ -15,7 +15,7 @@ import { alignColumns } from "../core/text/columns.ts";
 import { renderSvg } from "../core/report/svg.ts";
 import { chart, escapeHtml, page, section } from "../core/report/html.ts";
 import { scenarioSections } from "../core/report/scenario_report.ts";
-import { loadScenario, runScenario } from "../core/scenario/mod.ts";
+import { CAPACITY_MAX_REQUESTS, CONFIRM_FACTOR, loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { progressBar } from "../cli_progress.ts";
 import { planInWorkers } from "../core/planner/parallel.ts";
 import { makeOutputDir, outputDirProblem, OutputError, outputFileProblem, reason, writeOutput } from "../cli_output.ts";
@@ -675,7 +675,9 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
       "",
       `Judged on ${used.map((n) => n.toLocaleString("en-US")).join(", ")} requests a run${
         seeds > 1 ? ` × ${seeds} seeds` : ", 1 seed"
-      } (a count whose runs were too short to decide whether it keeps up ran again with 4× as many).`,
+      }: each answer ran again with ${CONFIRM_FACTOR}× the file's requests (up to ${
+        CAPACITY_MAX_REQUESTS.toLocaleString("en-US")
+      }) to confirm it, and a count its runs did not decide (too short to tell whether it keeps up, or a percentile's 95% interval across its bound) ran again with 4× as many.`,
     );
   }
   return lines;
@@ -687,7 +689,8 @@ export function planFiles(r: PlanResult, outDir: string): Record<string, string>
   const q = r.request;
   const commonRel = relative(resolve(outDir), q.commonFile) || q.commonFile;
   const common = readYaml(q.commonFile, denoFileSystem);
-  // The winner's runs used more requests than the file asks for (too short to decide it keeps up): so does its check.
+  // The winner's runs used more requests than the file asks for (its confirmation, or runs that did not decide it):
+  // so does its check.
   const lg = (common.data as { load_gen?: { load_gen_type?: unknown; num_requests?: unknown } } | null)?.load_gen;
   const more = lg?.load_gen_type !== "trace" && lg?.num_requests !== best.requests
     ? [`  load_gen.num_requests: ${best.requests}`]

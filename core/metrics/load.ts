@@ -24,9 +24,9 @@ export const KEEP_UP_TOLERANCE = 0.05;
 
 /**
  * Batches of the later half of the arrivals the queue-growth test averages
- * (at most; at least 10 requests each): batch means tame the
- * autocorrelation of successive waits, which would make a per-request
- * regression's interval far too narrow.
+ * (at most; at least 10 requests and one mean decode time each):
+ * batch means tame the autocorrelation of successive waits, which would
+ * make a per-request regression's interval far too narrow.
  */
 export const GROWTH_BATCHES = 20;
 /** The fewest batches the test runs on (two degrees of freedom beyond the line's two). */
@@ -87,6 +87,11 @@ const T95 = [
   2.042,
 ];
 
+/** The two-sided 95% quantile of Student's t with `dof` degrees of freedom (≥ 1). */
+export function t95(dof: number): number {
+  return dof <= T95.length ? T95[dof - 1] : 1.96;
+}
+
 /** How the deployment kept up with its load. */
 export interface LoadStats {
   /** Arrivals per second over the middle 80% of arrivals; Infinity when all arrive at once (closed loop). */
@@ -116,8 +121,9 @@ export interface LoadStats {
   /**
    * Whether the deployment keeps up: neither its queue (the wait before
    * the first token) nor its batch (the time to the last token) builds a
-   * backlog ({@link isBacklog}); in a run too short for the test, achieved
-   * within {@link KEEP_UP_TOLERANCE} of offered.
+   * backlog ({@link isBacklog}; either fit finding one decides it); when
+   * a fit finds none but the run is too short for the other, achieved within
+   * {@link KEEP_UP_TOLERANCE} of offered.
    */
   readonly keepsUp: boolean;
   /**
@@ -140,8 +146,9 @@ export interface LoadStats {
 
 /**
  * The slope of the time from arrival to `until` (the first token, or the
- * last) against arrival time over requests `from`… that reached it, fitted
- * to batch means, with its 95% interval, the mean of that time and the
+ * last) against arrival time over requests `from`… that reached it (but
+ * the drain: those whose first token came within a mean decode time of the
+ * last first token), fitted to batch means, with its 95% interval, the mean of that time and the
  * window's span; undefined with fewer than {@link MIN_BATCHES} batches of 10.
  */
 export function growthInterval(
@@ -150,16 +157,37 @@ export function growthInterval(
   until: "firstToken" | "finish" = "firstToken",
 ): GrowthFit | undefined {
   const end = t[until];
-  let k = 0;
-  for (let i = from; i < t.count; i++) if (end[i] >= 0) k++;
-  const batches = Math.min(GROWTH_BATCHES, Math.floor(k / 10));
+  // The drain is left out: once arrivals stop and the queue empties, the batch shrinks and its last requests' times
+  // fall, which a fit over them reads as a queue shrinking (or, in a steady run, as noise). Requests that got their
+  // first token within one mean decode time (first token to last) of the last first token ran in it.
+  let decode = 0, m = 0, lastFirst = -Infinity;
+  for (let i = 0; i < t.count; i++) lastFirst = Math.max(lastFirst, t.firstToken[i]);
+  for (let i = from; i < t.count; i++) {
+    if (t.finish[i] < 0 || t.firstToken[i] < 0) continue;
+    decode += t.finish[i] - t.firstToken[i];
+    m++;
+  }
+  const cut = lastFirst - (m > 0 ? decode / m : 0);
+  const counted = (i: number) => end[i] >= 0 && t.firstToken[i] <= cut;
+  let k = 0, x0 = Infinity, x1 = -Infinity;
+  for (let i = from; i < t.count; i++) {
+    if (!counted(i)) continue;
+    k++;
+    x0 = Math.min(x0, t.firstToken[i]);
+    x1 = Math.max(x1, t.firstToken[i]);
+  }
+  // For the time to the last token, a batch spans at least a mean decode time (first token to last) of first tokens:
+  // requests that share the engine's batch share their decode times, and batch means closer together than that are
+  // correlated, which narrows the interval falsely.
+  const perLife = until === "finish" && m > 0 && decode > 0 ? Math.floor((x1 - x0) / (decode / m)) : GROWTH_BATCHES;
+  const batches = Math.min(GROWTH_BATCHES, Math.floor(k / 10), perLife);
   if (batches < MIN_BATCHES) return undefined;
   const xs = new Float64Array(batches);
   const ys = new Float64Array(batches);
   const ns = new Float64Array(batches);
   let j = 0;
   for (let i = from; i < t.count; i++) {
-    if (end[i] < 0) continue;
+    if (!counted(i)) continue;
     const b = Math.min(batches - 1, Math.floor((j++ * batches) / k));
     xs[b] += t.arrival[i];
     ys[b] += end[i] - t.arrival[i];
@@ -185,7 +213,7 @@ export function growthInterval(
   for (let b = 0; b < batches; b++) ssr += (ys[b] - my - slope * (xs[b] - mx)) ** 2;
   const dof = batches - 2;
   const se = Math.sqrt(ssr / dof / sxx);
-  const half = (dof <= T95.length ? T95[dof - 1] : 1.96) * se;
+  const half = t95(dof) * se;
   return { ci: [slope - half, slope + half], level: my, span: xs[batches - 1] - xs[0] };
 }
 
@@ -196,9 +224,31 @@ export interface GrowthFit {
   readonly span: number;
 }
 
-/** Whether a fitted growth is a backlog: its interval above 0, adding more than {@link GROWTH_SHARE} of its level. */
-export function isBacklog(f: GrowthFit): boolean {
-  return f.ci[0] > 0 && f.ci[0] * f.span > GROWTH_SHARE * f.level;
+/**
+ * Whether a fitted growth is a backlog: its interval above 0, adding more
+ * than {@link GROWTH_SHARE} of its level and more than `jitter` (µs) over
+ * the window.
+ *
+ * @param jitter how far a wait moves without any queue building: evenly
+ * spaced arrivals beat against the engine's step cadence, and the wait
+ * drifts across a step and wraps (a bounded sawtooth whose rising half a
+ * fit sees as a perfect line); a queue that has not grown by one arrival
+ * gap and one decode step has not grown by a request
+ */
+export function isBacklog(f: GrowthFit, jitter = 0): boolean {
+  const rise = f.ci[0] * f.span;
+  return f.ci[0] > 0 && rise > GROWTH_SHARE * f.level && rise > jitter;
+}
+
+/** The mean time per output token after the first (µs) over requests `from`… that finished with two or more. */
+function meanTpot(t: RequestTable, from: number): number {
+  let sum = 0, k = 0;
+  for (let i = from; i < t.count; i++) {
+    if (t.finish[i] < 0 || t.firstToken[i] < 0 || t.output[i] < 2) continue;
+    sum += (t.finish[i] - t.firstToken[i]) / (t.output[i] - 1);
+    k++;
+  }
+  return k > 0 ? sum / k : 0;
 }
 
 /**
@@ -301,11 +351,11 @@ export function loadStats(t: RequestTable): LoadStats {
   // finishes them: the time to the last token grows): either is an overload. A run too short for the test falls back
   // on the rates.
   const last = growthInterval(t, Math.floor(n / 2), "finish");
-  const keepsUp = first && last
-    ? !isBacklog(first) && !isBacklog(last)
-    : achievedRate >= (1 - KEEP_UP_TOLERANCE) * offeredRate;
-  const decided = first !== undefined && last !== undefined &&
-    (!keepsUp || last.span >= SETTLE_SPANS * last.level);
+  const jitter = 1e6 / offeredRate + meanTpot(t, Math.floor(n / 2));
+  // Either fit finding a backlog decides it; keeping up takes both, over a window long enough to have settled.
+  const backlog = (first !== undefined && isBacklog(first, jitter)) || (last !== undefined && isBacklog(last, jitter));
+  const keepsUp = backlog ? false : first && last ? true : achievedRate >= (1 - KEEP_UP_TOLERANCE) * offeredRate;
+  const decided = backlog || (first !== undefined && last !== undefined && last.span >= SETTLE_SPANS * last.level);
   return {
     offeredRate,
     achievedRate,
@@ -314,5 +364,47 @@ export function loadStats(t: RequestTable): LoadStats {
     keepsUp,
     decided,
     sustainable: keepsUp ? { low: offeredRate, high: Infinity } : { low: achievedRate, high: offeredRate },
+  };
+}
+
+/** The prefix lengths {@link backlogAtSomeLength} judges, as shares of the run (its later half is each one's window). */
+export const PREFIXES = [0.25, 0.5, 0.75, 1] as const;
+
+/**
+ * The first of a run's prefixes (its first quarter, half, three quarters
+ * of arrivals, then the whole run) that does not keep up, judged as a run
+ * of that length would be ({@link loadStats}); undefined when every one
+ * keeps up.
+ *
+ * A deployment within a fraction of a percent of its capacity neither
+ * clearly keeps up nor clearly falls behind: its wait wanders up, and
+ * whether a run shows a backlog depends on the run's length and luck. A
+ * rate that keeps up holds over every length of run; the prefix of a run
+ * has the arrivals of a shorter run with the same seed, so this is how a
+ * capacity search confirms its answer over one long run.
+ *
+ * @returns the prefix's share and its figures
+ */
+export function backlogAtSomeLength(t: RequestTable): { share: number; load: LoadStats } | undefined {
+  for (const share of PREFIXES) {
+    const n = Math.floor(t.count * share);
+    const load = loadStats(share === 1 ? t : prefix(t, n));
+    if (!load.keepsUp) return { share, load };
+  }
+  return undefined;
+}
+
+/** The first `n` requests of a table. */
+function prefix(t: RequestTable, n: number): RequestTable {
+  return {
+    count: n,
+    arrival: t.arrival.subarray(0, n),
+    send: t.send.subarray(0, n),
+    firstToken: t.firstToken.subarray(0, n),
+    finish: t.finish.subarray(0, n),
+    input: t.input.subarray(0, n),
+    output: t.output.subarray(0, n),
+    preemptions: t.preemptions.subarray(0, n),
+    engine: t.engine.subarray(0, n),
   };
 }

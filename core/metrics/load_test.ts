@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { KEEP_UP_TOLERANCE, loadStats, middleRate } from "./load.ts";
+import { GROWTH_SHARE, growthInterval, isBacklog, KEEP_UP_TOLERANCE, loadStats, middleRate } from "./load.ts";
 import type { RequestTable } from "../engine/types.ts";
 
 /** A table of `n` requests arriving every `gap` µs, sent and finished as the functions say. */
@@ -87,4 +87,40 @@ Deno.test("loadStats() sees a backlog in a run too short for a steady state, tho
   const g = loadStats({ ...t, firstToken: first, finish: first.map((f) => f + 1e6) });
   assert.ok(Math.abs(g.achievedRate - g.offeredRate / 1.8) < 1e-9, `${g.achievedRate} of ${g.offeredRate}`);
   assert.equal(g.keepsUp, false);
+});
+
+Deno.test("loadStats(): a wait drifting by less than one arrival gap and one decode step is a sawtooth, not a backlog", () => {
+  // Evenly spaced arrivals (4 req/s) beat against the engine's step cadence: the time to the first token drifts
+  // from 22 to 28 ms over the run (then would wrap), a perfect line a fit finds with a zero-width interval.
+  const n = 3000;
+  const t = table(n, 250_000, (a) => a, (s) => s);
+  const first = t.arrival.map((a, i) => a + 22_000 + i * 2);
+  const l = loadStats({
+    ...t,
+    firstToken: first,
+    finish: first.map((f) => f + 127 * 7_000),
+    output: new Int32Array(n).fill(128),
+  });
+  const fit = growthInterval({ ...t, firstToken: first, finish: first.map((f) => f + 127 * 7_000) }, n / 2)!;
+  // 6 µs of wait per 750 ms of arrivals rises by ~2.9 ms over the window: more than a tenth of the 25 ms wait …
+  assert.ok(fit.ci[0] > 0 && fit.ci[0] * fit.span > GROWTH_SHARE * fit.level);
+  assert.equal(isBacklog(fit), true);
+  // … but far less than the 250 ms between arrivals plus a 7 ms step: the queue has not grown by a request.
+  assert.equal(l.keepsUp, true);
+  assert.equal(l.decided, true);
+});
+
+Deno.test("growthInterval() leaves out the drain: requests whose first token came within a mean decode time of the last", () => {
+  // 10 req/s; each request decodes for 20 s, and its time to the last token grows by 0.05 s per s (a batch
+  // that grows). Once arrivals stop the batch empties, and the last 20 s of requests finish sooner.
+  const n = 6000;
+  const grow = (i: number) => 20e6 + i * 1e5 * 0.05;
+  const steady = table(n, 1e5, (a) => a, (s, i) => s + 1 + grow(i));
+  const drained = steady.finish.map((f, i) => (i >= n - 200 ? f - (i - (n - 200)) * 1e5 : f));
+  const a = growthInterval(steady, n / 2, "finish")!;
+  const b = growthInterval({ ...steady, finish: drained }, n / 2, "finish")!;
+  assert.ok(Math.abs(a.ci[0] - 0.05) < 1e-9 && Math.abs(a.ci[1] - 0.05) < 1e-9, `${a.ci}`);
+  // The drained requests shorten the mean decode time a little, so the window ends a little later: the same line.
+  assert.ok(Math.abs(b.ci[0] - 0.05) < 1e-9 && Math.abs(b.ci[1] - 0.05) < 1e-9, `${b.ci}`);
+  assert.equal(loadStats({ ...steady, finish: drained }).keepsUp, false);
 });

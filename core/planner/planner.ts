@@ -23,7 +23,17 @@ import type { AssembledRun } from "../assembly/assemble.ts";
 import { decodeBatch, prefillBatch } from "../hardware/batch.ts";
 import { DEVICE_CATALOG } from "../hardware/devices.ts";
 import { meanLength } from "../workload/lengths.ts";
-import { boundValue, loadScenario, parseBound, resolveMetric, runScenario, scenarioSources } from "../scenario/mod.ts";
+import { backlogAtSomeLength } from "../metrics/load.ts";
+import {
+  boundValue,
+  CAPACITY_MAX_REQUESTS,
+  CONFIRM_FACTOR,
+  loadScenario,
+  parseBound,
+  resolveMetric,
+  runScenario,
+  scenarioSources,
+} from "../scenario/mod.ts";
 import type { ScenarioResult } from "../scenario/mod.ts";
 import type { RunOutput } from "../assembly/run.ts";
 
@@ -141,9 +151,10 @@ export interface PlannedCandidate extends CandidateId {
   /** Simulated runs the search took (bisection included, × seeds). */
   readonly runs: number;
   /**
-   * Requests each run at the chosen counts simulated: the common file's,
-   * or more where its runs were too short to decide whether the deployment
-   * keeps up (a capacity search runs such a point again with 4× as many).
+   * Requests each run at the chosen counts simulated: the confirmation's
+   * ({@link CONFIRM_FACTOR} × the common file's, within
+   * {@link CAPACITY_MAX_REQUESTS}), or more where those runs did not decide
+   * (4× as many each time).
    */
   readonly requests: number;
   /** On the Pareto front of tokens/s per device against tokens/s per user. */
@@ -753,7 +764,8 @@ function searchAggregated(
       continue;
     }
     if (c && !Number.isNaN(c.value)) {
-      const at = r.points.find((p) => p.values[0] === c.value);
+      // The answer's last run: its confirmation with more requests, when it had one.
+      const at = r.points.findLast((p) => p.values[0] === c.value);
       if (!at) throw new Error(`planner: no run at the answer ${c.value}`);
       return planned(req, id, ctx, { instances: c.value, prefill: 0, decode: 0 }, at.outputs, lowerBound, runs);
     }
@@ -800,50 +812,124 @@ function searchDisaggregated(
   }
   let runs = 0;
   const memo = new Map<string, ScenarioResult>();
-  const at = (p: number, d: number) => {
-    const key = `${p}+${d}`;
+  const once = (p: number, d: number, n?: number) => {
+    const key = `${p}+${d}@${n ?? ""}`;
     let r = memo.get(key);
     if (!r) {
-      r = run(disaggScenario(req, id, ctx, p, d));
+      r = run(disaggScenario(req, id, ctx, p, d, n));
       runs += r.seeds.length;
       memo.set(key, r);
     }
     return r;
   };
-  let r = at(prefill, decode);
-  while (!r.pass) {
-    const failing = r.checks.filter((c) => !c.pass).map((c) => c.name);
-    const prefillSide = failing.some((n) => n.startsWith("ttft"));
-    const decodeSide = failing.some((n) => n.startsWith("tpot") || n.startsWith("itl"));
-    const both = !prefillSide && !decodeSide || failing.some((n) => !/^(ttft|tpot|itl)/.test(n));
-    // One more on the failing side, or a tenth more when the side is large (then trimmed below).
-    const step = (n: number) => Math.max(1, Math.floor(n / 10));
-    const p = prefill + (prefillSide || both ? step(prefill) : 0);
-    const d = decode + (decodeSide || both ? step(decode) : 0);
-    if (p + d > maxInstances) {
+  // The file's request count, then more where the runs do not decide (as a capacity search does): a failing split
+  // whose failures are all undecided percentiles, or whose runs are too short to tell whether they keep up, runs
+  // again with 4× the requests, within CAPACITY_MAX_REQUESTS.
+  const at = (p: number, d: number) => {
+    let r = once(p, d);
+    const file = requestsOf(r);
+    for (let n = file * 4; !r.pass && !decided(r) && n <= CAPACITY_MAX_REQUESTS; n *= 4) r = once(p, d, n);
+    return r;
+  };
+  // A split that passes is confirmed with CONFIRM_FACTOR × the file's requests before it is the answer: it passes,
+  // and keeps up at every length of run up to that (as a capacity search confirms its answer).
+  const confirm = (p: number, d: number) => {
+    const file = requestsOf(once(p, d));
+    let long = at(p, d);
+    if (requestsOf(long) < file * CONFIRM_FACTOR) {
+      long = once(p, d, Math.min(CAPACITY_MAX_REQUESTS, file * CONFIRM_FACTOR));
+    }
+    for (let n = requestsOf(long) * 4; !long.pass && !decided(long) && n <= CAPACITY_MAX_REQUESTS; n *= 4) {
+      long = once(p, d, n);
+    }
+    const steady = [...long.seedRuns.values()].flat().every((o) => !backlogAtSomeLength(o.result.requests));
+    return { long, steady };
+  };
+  // Splits whose long run failed: the search goes on above them.
+  const refuted: [number, number][] = [];
+  for (let tries = 0;; tries++) {
+    let r = at(prefill, decode);
+    while (!r.pass) {
+      const failing = r.checks.filter((c) => !c.pass).map((c) => c.name);
+      const prefillSide = failing.some((n) => n.startsWith("ttft"));
+      const decodeSide = failing.some((n) => n.startsWith("tpot") || n.startsWith("itl"));
+      const both = !prefillSide && !decodeSide || failing.some((n) => !/^(ttft|tpot|itl)/.test(n));
+      // One more on the failing side, or a tenth more when the side is large (then trimmed below).
+      const step = (n: number) => Math.max(1, Math.floor(n / 10));
+      const p = prefill + (prefillSide || both ? step(prefill) : 0);
+      const d = decode + (decodeSide || both ? step(decode) : 0);
+      if (p + d > maxInstances) {
+        return {
+          kind: "fails",
+          ...id,
+          instances: prefill + decode,
+          reason: r.checks.find((c) => !c.pass)?.message.replace(/^[^:]*:\d+:\d+: /, "") ??
+            "no prefill:decode split within max_devices meets the SLOs",
+        };
+      }
+      [prefill, decode] = [p, d];
+      r = at(prefill, decode);
+    }
+    // Trimmed, but never to a split a long run refuted (nor one with no more instances on either side).
+    const passes = (p: number, d: number) => !refuted.some(([x, y]) => p <= x && d <= y) && at(p, d).pass;
+    while (prefill > 1 && passes(prefill - 1, decode)) prefill--;
+    while (decode > 1 && passes(prefill, decode - 1)) decode--;
+    const { long, steady } = confirm(prefill, decode);
+    if (!(long.pass && steady) && tries + 1 >= CONFIRM_TRIES) {
       return {
         kind: "fails",
         ...id,
         instances: prefill + decode,
-        reason: r.checks.find((c) => !c.pass)?.message.replace(/^[^:]*:\d+:\d+: /, "") ??
-          "no prefill:decode split within max_devices meets the SLOs",
+        reason: `${prefill}P+${decode}D passes ${
+          requestsOf(at(prefill, decode)).toLocaleString("en-US")
+        } requests a run but not ${requestsOf(long).toLocaleString("en-US")}, after ${CONFIRM_TRIES} tries: ${
+          long.checks.find((c) => !c.pass)?.message.replace(/^[^:]*:\d+:\d+: /, "") ??
+            "a prefix of its runs falls behind"
+        }`,
       };
     }
-    [prefill, decode] = [p, d];
-    r = at(prefill, decode);
+    if (long.pass && steady) {
+      return planned(
+        req,
+        id,
+        ctx,
+        { instances: prefill + decode, prefill, decode },
+        [...long.seedRuns.values()][0],
+        lowerBound,
+        runs,
+      );
+    }
+    // Not confirmed: the long run's failures point to the side that gets one more (both when only a prefix of its runs
+    // falls behind), and the search goes on from there.
+    const failing = long.checks.filter((c) => !c.pass).map((c) => c.name);
+    const decodeSide = failing.some((n) => n.startsWith("tpot") || n.startsWith("itl")) || failing.length === 0;
+    const prefillSide = failing.some((n) => n.startsWith("ttft")) || !failing.some((n) => /^(tpot|itl)/.test(n));
+    const step = (n: number) => Math.max(1, Math.floor(n / 10));
+    refuted.push([prefill, decode]);
+    if (prefillSide) prefill += step(prefill);
+    if (decodeSide) decode += step(decode);
+    if (prefill + decode > maxInstances) {
+      return {
+        kind: "fails",
+        ...id,
+        instances: maxInstances,
+        reason: long.checks.find((c) => !c.pass)?.message.replace(/^[^:]*:\d+:\d+: /, "") ??
+          "no prefill:decode split within max_devices meets the SLOs over a long run",
+      };
+    }
   }
-  while (prefill > 1 && at(prefill - 1, decode).pass) prefill--;
-  while (decode > 1 && at(prefill, decode - 1).pass) decode--;
-  return planned(
-    req,
-    id,
-    ctx,
-    { instances: prefill + decode, prefill, decode },
-    [...at(prefill, decode).seedRuns.values()][0],
-    lowerBound,
-    runs,
-  );
 }
+
+/** The most splits a disaggregated search tries to confirm with a long run before it gives the candidate up. */
+const CONFIRM_TRIES = 6;
+
+/** Requests each run of a scenario's base run simulated. */
+const requestsOf = (r: ScenarioResult) => [...r.seedRuns.values()][0][0].assembled.input.workload.numRequests;
+
+/** Whether a scenario's failures are decided: none is an undecided percentile, and every run decides keeping up. */
+const decided = (r: ScenarioResult) =>
+  !r.checks.some((c) => !c.pass && c.undecided) &&
+  [...r.seedRuns.values()].every((outs) => outs.every((o) => o.summary.load.decided));
 
 /** The scenario text of a disaggregated candidate: the SLOs and keeping up, as assertions. */
 function disaggScenario(
@@ -852,6 +938,7 @@ function disaggScenario(
   ctx: SearchContext,
   prefill: number,
   decode: number,
+  requests?: number,
 ): string {
   const seeds = req.seeds ?? 1;
   return [
@@ -864,6 +951,7 @@ function disaggScenario(
     `  ${ctx.rate}: ${req.targetRate}`,
     // Disaggregation pays for moving the KV cache: transfers are timed, not free (the upstream default).
     "  model_config.enable_kv_transfer_modeling: true",
+    ...(requests ? [`  load_gen.num_requests: ${requests}`] : []),
     ...settingLines(id.settings),
     ...(seeds > 1 ? [`seeds: ${seeds}`] : []),
     ...sloExpectLines(req.slos),

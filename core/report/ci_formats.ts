@@ -83,6 +83,10 @@ export interface Assertion {
   readonly actual: number;
   /** Every seed's value, when there are several. */
   readonly values?: readonly number[];
+  /** A percentile's 95% interval (order statistics, or across seeds), when a literal bounds it. */
+  readonly interval?: readonly [number, number];
+  /** Whether that interval straddles the bound (present only then). */
+  readonly undecided?: boolean;
   /** The message, `file:line:col: …` (a baseline's with its table on further lines). */
   readonly message: string;
   /** Where it is written, when the message starts with it. */
@@ -108,6 +112,8 @@ export function assertionsOf(r: ScenarioResult): Assertion[] {
     ...r.checks.map((c) => ({
       ...of("check", c.name, c.pass, c.actual, c.message),
       ...(c.values && c.values.length > 1 ? { values: c.values } : {}),
+      ...(c.interval ? { interval: c.interval } : {}),
+      ...(c.undecided ? { undecided: true } : {}),
     })),
     ...r.measurements.map((m, i) =>
       of("measurement", `measured[${i}] ${m.measurement.key}`, m.pass, m.simulated, m.message)
@@ -444,6 +450,9 @@ export function checkJson(outcomes: readonly ScenarioOutcome[], paths: Workspace
       metrics: r.scenario.sweep ? null : {
         "TTFT_FROM_ARRIVAL(s).P99": finite(s.extMetric["TTFT_FROM_ARRIVAL(s)"].P99),
         "TPOT(s).P99": finite(s.perMetric["TPOT(s)"].P99),
+        // Each percentile's 95% interval from its order statistics (the first seed's run).
+        "TTFT_FROM_ARRIVAL(s).P99_ci95": s.percentileCi["TTFT_FROM_ARRIVAL(s)"]?.P99.map(finite) ?? null,
+        "TPOT(s).P99_ci95": s.percentileCi["TPOT(s)"]?.P99.map(finite) ?? null,
         "output_token_throughput(tok/s)": finite(s.overall["output_token_throughput(tok/s)"]),
         "request_throughput(req/s)": finite(s.overall["request_throughput(req/s)"]),
         offered_rate: finite(s.load.offeredRate),
@@ -462,6 +471,8 @@ export function checkJson(outcomes: readonly ScenarioOutcome[], paths: Workspace
         pass: a.pass,
         actual: finite(a.actual),
         ...(a.values ? { values: a.values.map(finite) } : {}),
+        ...(a.interval ? { ci95: a.interval.map(finite) } : {}),
+        ...(a.undecided ? { undecided: true } : {}),
         message: a.message,
         ...at(a.at),
       })),

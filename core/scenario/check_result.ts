@@ -17,4 +17,11 @@ export interface CheckResult {
   readonly actual: number;
   /** The value of every seed, the first seed first (one value without `seeds`; absent for a baseline check). */
   readonly values?: readonly number[];
+  /**
+   * A percentile's 95% interval (from its order statistics, or across seeds
+   * when there are several) when it is bounded by a literal.
+   */
+  readonly interval?: readonly [number, number];
+  /** Whether that interval straddles the bound: these runs do not decide it (true only then). */
+  readonly undecided?: boolean;
 }

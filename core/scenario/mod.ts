@@ -38,7 +38,15 @@ export type {
   SweepAxis,
   SweepSpec,
 } from "./scenario.ts";
-export { boundValue, LoadedConfigs, overloadNote, runScenario, scenarioSources } from "./runner.ts";
+export {
+  boundValue,
+  CAPACITY_MAX_REQUESTS,
+  CONFIRM_FACTOR,
+  LoadedConfigs,
+  overloadNote,
+  runScenario,
+  scenarioSources,
+} from "./runner.ts";
 export type {
   CapacityAnswer,
   CheckResult,

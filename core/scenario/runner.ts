@@ -15,7 +15,7 @@ import type { FileSystem } from "../config/load.ts";
 import { loadConfigSources, readYaml } from "../config/load.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import type { YamlSource } from "../config/source.ts";
-import { KEEP_UP_TOLERANCE } from "../metrics/load.ts";
+import { backlogAtSomeLength, KEEP_UP_TOLERANCE, t95 } from "../metrics/load.ts";
 import type { LoadStats } from "../metrics/load.ts";
 import { runLoaded } from "../assembly/run.ts";
 import { overloadSummary } from "../metrics/diagnostics.ts";
@@ -375,21 +375,68 @@ function check(
       intervalContext(outs[j.index]) ? "too few held-out rows in its strata" : "the run names no engine"
     } (simulated ${fmt(j.simulated)})`
     : `${fmt(j.actual)}, the ${side} end of its ${(c * 100).toFixed(0)}% interval (simulated ${fmt(j.simulated)})`;
-  // A percentile whose interval straddles its bound is not decided by this run (one seed, a literal bound).
-  const ci = outs.length === 1 && c === undefined && literal && a.bound.op !== "==" && !j.overload
-    ? a.metric.interval?.(outs[0].summary)
-    : undefined;
-  const undecided = ci !== undefined && ci[0] < j.expected && j.expected < ci[1];
+  // A percentile whose interval straddles its bound is not decided by these runs.
+  const ci = j.overload ? undefined : percentileInterval(a, outs);
+  const undecided = ci !== undefined && straddles(ci, j.expected) && !(outs.length > 1 && !j.pass);
   const pass = j.pass && !(undecided && s.undecided === "fail");
   const note = undecided
-    ? `; not decided: its 95% interval ${fmt(ci[0])}–${fmt(ci[1])} straddles the bound; run more requests${
+    ? `; not decided: its 95% interval${outs.length > 1 ? " across seeds" : ""} ${fmt(ci[0])}–${
+      fmt(ci[1])
+    } straddles the bound; run more ${outs.length > 1 ? "seeds or " : ""}requests${
       s.undecided === "fail" ? " (or set undecided: pass)" : " (undecided: pass)"
     }`
     : "";
   const message = `${loc.file}:${loc.line}:${loc.col}: ${prefix}${a.key}: expected ${a.metric.name} ${a.bound.text}${
     literal ? "" : ` (= ${show(j.expected)})`
   }, got ${got}${spread(s, j.values, fmt)}${note}${pass ? "" : hint}${j.overload && !pass ? `; ${j.overload}` : ""}`;
-  return { name: `${prefix}${a.key} ${a.bound.text}`, pass, message, actual: j.actual, values: j.values };
+  return {
+    name: `${prefix}${a.key} ${a.bound.text}`,
+    pass,
+    message,
+    actual: j.actual,
+    values: j.values,
+    ...(ci ? { interval: ci } : {}),
+    ...(undecided ? { undecided } : {}),
+  };
+}
+
+/**
+ * Whether runs decide a capacity point: each decides whether it keeps up,
+ * and (unless the scenario judges undecided percentiles on their value, `undecided: pass`) no SLO's percentile has
+ * a 95% interval straddling its bound.
+ */
+function decides(s: Scenario, slos: readonly ScenarioAssertion[], outs: readonly RunOutput[]): boolean {
+  if (!outs.every((o) => o.summary.load.decided)) return false;
+  return s.undecided === "pass" || slos.every((a) => {
+    const ci = percentileInterval(a, outs);
+    return !ci || !straddles(ci, evalExpr(a.bound.rhs, () => NaN));
+  });
+}
+
+/** Whether a bound lies strictly inside an interval. */
+const straddles = (ci: readonly [number, number], bound: number) => ci[0] < bound && bound < ci[1];
+
+/**
+ * The 95% interval of a percentile an assertion bounds with a literal
+ * (`ttft.p99: "<= 2s"`): from its order statistics in a single run, or
+ * across seeds when there are several (Student's t over the seeds' values:
+ * seeds are independent replications, so their spread also holds what
+ * autocorrelated requests within a run hide); undefined for any other
+ * assertion (a rate, an expression, a confidence bound, an equality).
+ */
+export function percentileInterval(
+  a: ScenarioAssertion,
+  outs: readonly RunOutput[],
+): readonly [number, number] | undefined {
+  if (!a.metric.interval || a.bound.confidence !== undefined || a.bound.rhs.kind !== "num") return undefined;
+  if (a.bound.op === "==") return undefined;
+  if (outs.length === 1) return a.metric.interval(outs[0].summary);
+  const v = outs.map((o) => a.metric.read(o.summary));
+  if (v.some((x) => !Number.isFinite(x))) return undefined;
+  const mean = v.reduce((x, y) => x + y, 0) / v.length;
+  const sd = Math.sqrt(v.reduce((x, y) => x + (y - mean) ** 2, 0) / (v.length - 1));
+  const half = t95(v.length - 1) * sd / Math.sqrt(v.length);
+  return [mean - half, mean + half];
 }
 
 /** The negation of a comparison, for "ttft.p99 = 0.61 > 0.5". */
@@ -419,6 +466,16 @@ function verdictOf(
   const lookups = outs.map((o) => (name: string) => read(o, name));
   for (const a of assertions) {
     const j = judge(s, a, outs, lookups, !capacity);
+    const ci = capacity && j.pass ? percentileInterval(a, outs) : undefined;
+    if (ci && straddles(ci, j.expected) && s.undecided === "fail") {
+      // Met in numbers, but not decided by these runs (a capacity search first runs them again with more requests).
+      why.push(
+        `${a.key} = ${show(j.actual)} is not decided: its 95% interval ${show(ci[0])}–${show(ci[1])} straddles ${
+          show(j.expected)
+        }`,
+      );
+      continue;
+    }
     if (j.pass) continue;
     const value = `${a.key} = ${show(j.actual)}`;
     if (holds(a.bound, j.actual, j.expected)) {
@@ -459,6 +516,7 @@ function capacitySearch(
   kind: CapacityAnswer["kind"],
   grid: readonly JudgedPoint[],
   probe: (value: number) => JudgedPoint,
+  confirm: (p: JudgedPoint) => JudgedPoint | undefined,
 ): CapacityAnswer {
   const key = axis.key;
   const sorted = [...grid].sort((p, q) => p.values[0] - q.values[0]);
@@ -506,6 +564,7 @@ function capacitySearch(
   }
   let good = walk[firstFail - 1];
   let bad = failPoint;
+  const seen = [...walk.slice(0, firstFail)];
   const stop = axis.integer ? 1 : Math.abs(bad.values[0] - good.values[0]) / 100;
   while (Math.abs(bad.values[0] - good.values[0]) > stop) {
     const mid = midpoint(
@@ -517,13 +576,60 @@ function capacitySearch(
     const p = probe(mid);
     if (passes(p)) good = p;
     else bad = p;
+    if (passes(p)) seen.push(p);
+  }
+  // The answer is run again with CONFIRM_FACTOR × the requests: a short run can pass a point a little beyond what the
+  // deployment sustains (its queue has not grown yet). When the long run fails, the next passing value toward the
+  // passing end is tried (for a rate, one within what the long run achieved), up to CONFIRM_TRIES times.
+  const beyond = (v: number) => (max ? v >= bad.values[0] : v <= bad.values[0]);
+  let confirmed = "";
+  for (let k = 0; k < CONFIRM_TRIES; k++) {
+    const long = confirm(good);
+    if (!long) break;
+    const n = exact(long.output.assembled.input.workload.numRequests);
+    if (passes(long)) {
+      confirmed = ` (confirmed over ${n} requests)`;
+      good = long;
+      break;
+    }
+    bad = long;
+    const l = long.output.summary.load;
+    const within = max && /rate$/.test(key) && !l.keepsUp ? good.values[0] * l.achievedRate / l.offeredRate : NaN;
+    const next = seen.filter((p) => !beyond(p.values[0]) && !(p.values[0] > within))
+      .sort((p, q) => (max ? q.values[0] - p.values[0] : p.values[0] - q.values[0]))[0];
+    if (!next) {
+      return {
+        kind,
+        key,
+        value: NaN,
+        failing: bad.values[0],
+        failingWhy: bad.verdict.why,
+        text: `no swept value is confirmed: ${key} = ${
+          exact(bad.values[0])
+        } fails over ${n} requests: ${bad.verdict.why}`,
+      };
+    }
+    confirmed = ` (not confirmed: ${exact(good.values[0])} fails over ${n} requests: ${bad.verdict.why})`;
+    good = next;
   }
   const value = good.values[0];
-  const text = `the SLOs hold ${max ? "up to" : "from"} ${key} = ${exact(value)}; ${
+  const text = `the SLOs hold ${max ? "up to" : "from"} ${key} = ${exact(value)}${confirmed}; ${
     exact(bad.values[0])
   } fails: ${bad.verdict.why}${notMonotone ? `; ${notMonotone.replace(" it:", ` ${exact(bad.values[0])}:`)}` : ""}`;
   return { kind, key, value, failing: bad.values[0], failingWhy: bad.verdict.why, text };
 }
+
+/**
+ * How many times the requests of a capacity search's point its answer is
+ * run again with (16; within {@link CAPACITY_MAX_REQUESTS}): a search
+ * judges each point on a short run, and the answer, the point nearest the
+ * boundary, is the one a short run is most likely to pass wrongly (a
+ * deployment 1% over its capacity grows its queue by 0.01 s per s, which
+ * 3,000 requests can hide and 48,000 show).
+ */
+export const CONFIRM_FACTOR = 16;
+/** The most answers a capacity search tries to confirm before it answers with an unconfirmed one (and says so). */
+const CONFIRM_TRIES = 4;
 
 /**
  * The hint of a failing per-point assertion: where it holds along the first
@@ -576,26 +682,55 @@ export function runScenario(
     const must = slos.length ? slos : s.perPoint;
     // The most requests a capacity search's point ran to decide whether it keeps up (0: none beyond the file's).
     let escalated = 0;
-    const runPoint = (vals: readonly number[], bisection: boolean): SweepPoint => {
-      let outs = runSeeds(s, s.config, at(vals), fs, options);
-      // A capacity search judges keeping up: a point whose run is too short to decide it (its window spans fewer
-      // than five lifetimes of a request, so its batch and KV have not filled) runs again with 4× the requests,
-      // within CAPACITY_MAX_REQUESTS. A trace's length is its own.
+    // The requests a capacity point runs with at first (the file's; more for a confirmation), as an override.
+    const requests = (n: number) => ({
+      key: "load_gen.num_requests",
+      path: ["load_gen", "num_requests"],
+      value: n,
+      location: axes[0].location,
+    });
+    const runPoint = (vals: readonly number[], bisection: boolean, n?: number): SweepPoint => {
+      let outs = runSeeds(s, s.config, n ? [...at(vals), requests(n)] : at(vals), fs, options);
+      // A point its runs do not decide (too short to tell whether they keep up: their window spans fewer than five
+      // lifetimes of a request, so batch and KV have not filled; or an SLO's percentile with its interval across
+      // the bound) runs again with 4× the requests, within CAPACITY_MAX_REQUESTS. A trace's length is its own.
       for (;;) {
-        if (!slos.length || outs.every((o) => o.summary.load.decided)) break;
+        if (!slos.length || decides(s, slos, outs)) break;
         const first = outs[0].assembled;
         const n = first.input.workload.numRequests;
         if (first.config.common.load_gen.load_gen_type === "trace" || n * 4 > CAPACITY_MAX_REQUESTS) break;
-        const more = { key: "load_gen.num_requests", path: ["load_gen", "num_requests"], value: n * 4 };
-        outs = runSeeds(s, s.config, [...at(vals), { ...more, location: axes[0].location }], fs, options);
+        outs = runSeeds(s, s.config, [...at(vals), requests(n * 4)], fs, options);
         escalated = Math.max(escalated, n * 4);
       }
       return { values: vals, output: outs[0], outputs: outs, bisection };
     };
-    const judged = (p: SweepPoint): JudgedPoint => {
-      const j = { ...p, verdict: verdictOf(s, must, p.outputs, slos.length > 0) };
+    const judged = (p: SweepPoint, verdict = verdictOf(s, must, p.outputs, slos.length > 0)): JudgedPoint => {
+      const j = { ...p, verdict };
       points.push(j);
       return j;
+    };
+    // A capacity answer run again with more requests, and judged at every length of run up to that (its prefixes: a
+    // deployment within a fraction of a percent of its capacity passes a run of one length and fails another by
+    // chance). A point that ran with as many requests already is judged again on its runs, and its row says so.
+    const confirmation = (q: JudgedPoint, n: number): JudgedPoint => {
+      const ran = q.output.assembled.input.workload.numRequests >= n;
+      const p = ran ? q : runPoint(q.values, true, n);
+      const v = ran ? q.verdict : verdictOf(s, must, p.outputs, true);
+      const found = p.outputs.map((o) => backlogAtSomeLength(o.result.requests));
+      const i = found.findIndex((b) => b !== undefined);
+      const result = (verdict: PointVerdict): JudgedPoint => {
+        if (!ran) return judged(p, verdict);
+        const j = { ...q, verdict };
+        points[points.indexOf(q)] = j;
+        return j;
+      };
+      if (!v.pass || i < 0) return result(v);
+      const { share, load } = found[i]!;
+      const requests = p.output.assembled.input.workload.numRequests;
+      const why = `over its first ${exact(Math.floor(requests * share))} of ${exact(requests)} requests, ${
+        behind(load)
+      }${p.outputs.length > 1 ? ` (seed ${p.outputs[i].assembled.input.workload.seed})` : ""}`;
+      return result({ pass: false, why });
     };
     // With SLOs (or per-point assertions) every point is judged; the capacity search walks the judged grid.
     const judgedGrid: JudgedPoint[] = [];
@@ -624,13 +759,24 @@ export function runScenario(
     }
     if (slos.length) {
       const kind = s.slos.length ? MAX_RATE_MEETING : MIN_VALUE_MEETING;
-      capacity = capacitySearch(axes[0], kind, judgedGrid, (v) => judged(runPoint([v], true)));
+      const file = judgedGrid[0].output.assembled;
+      const least = Math.min(...judgedGrid.map((p) => p.output.assembled.input.workload.numRequests));
+      const long = Math.min(CAPACITY_MAX_REQUESTS, least * CONFIRM_FACTOR);
+      const trace = file.config.common.load_gen.load_gen_type === "trace";
+      capacity = capacitySearch(
+        axes[0],
+        kind,
+        judgedGrid,
+        (v) => judged(runPoint([v], true)),
+        (p) => trace ? undefined : confirmation(p, long),
+      );
       if (escalated > 0) {
         capacity = {
           ...capacity,
-          text: `${capacity.text} (points too short to decide whether they keep up ran again, with up to ${
-            exact(escalated)
-          } requests)`,
+          text:
+            `${capacity.text} (points their runs did not decide, too short to tell whether they keep up or with a percentile's interval across its bound, ran again with up to ${
+              exact(escalated)
+            } requests)`,
         };
       }
     }

@@ -33,6 +33,8 @@ export interface SweepRow extends Omit<SeedFigures, "seed"> {
   readonly values: Record<string, number>;
   /** Run by the bisection of a capacity search. */
   readonly bisection: boolean;
+  /** Requests each run of the point simulated (more than the file's when a capacity search ran it again to decide it, or to confirm its answer). */
+  readonly requests: number;
   /** Whether the point meets what it must (capacity SLOs, else expect_per_point); null when nothing is asked of it. */
   readonly pass: boolean | null;
   /** Why it fails ("" when it passes). */
@@ -69,6 +71,7 @@ export function sweepRows(r: ScenarioResult): SweepRow[] {
     return {
       values: Object.fromEntries(axes.map((ax, i) => [ax.key, p.values[i]])),
       bisection: p.bisection,
+      requests: p.output.assembled.input.workload.numRequests,
       pass: p.verdict ? p.verdict.pass : null,
       why: p.verdict?.why ?? "",
       ttft_p99: worst(seeds.map((f) => f.ttft_p99)),
@@ -94,6 +97,7 @@ export function formatSweepRows(r: ScenarioResult): string[] {
   const n = r.seeds.length;
   const head = [
     ...axes.map((a) => a.key),
+    "requests",
     "result",
     "ttft.p99(s)",
     "tpot.p99(s)",
@@ -103,6 +107,7 @@ export function formatSweepRows(r: ScenarioResult): string[] {
   ];
   const cells = rows.map((row) => [
     ...axes.map((a, i) => `${row.values[a.key]}${i === 0 && row.bisection ? " (bisection)" : ""}`),
+    String(row.requests),
     row.pass === null ? "–" : row.pass ? "PASS" : "FAIL",
     num(row.ttft_p99),
     num(row.tpot_p99),
