@@ -139,6 +139,7 @@ interface CliOptions {
   quiet?: boolean;
   format: "table" | "json" | "csv";
   goodput?: GoodputSlos;
+  saturation_probe?: boolean;
   listModels?: boolean;
   listDevices?: boolean;
 }
@@ -278,6 +279,10 @@ function program(io: CliOutput): Command {
         "--goodput <slo...>",
         "per-request SLOs for goodput, as vLLM's benchmark takes them: ttft:500 tpot:50 e2el:3000 (ms; TTFT and E2E from arrival)",
       ).argParser(goodputSlo),
+    )
+    .option(
+      "--saturation_probe",
+      "also run the same deployment with every request arriving at once, and report the rate it serves at as max_sustainable_rate",
     )
     .option("--quiet", "print only the summary (no notes, no description line)")
     .addOption(new Option("--format <format>", "stdout format").choices(["table", "json", "csv"]).default("table"))
@@ -542,6 +547,7 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
       onAssembled: opts.enable_profiling ? (plan) => void (profile = openProfiling(opts, plan)) : undefined,
       seed: opts.seed,
       goodput: opts.goodput,
+      saturationProbe: opts.saturation_probe === true,
       // The JSON document and the report carry CDFs and time series (bounded memory).
       timeseries: opts.report !== undefined || opts.output_json !== undefined || opts.format === "json",
       onStep: opts.enable_profiling ? (st) => profile!.files.recorder.onStep(st) : undefined,

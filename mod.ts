@@ -22,7 +22,16 @@
  * @module
  */
 
-export { assemble, describeRun, diagnostics, pools, runFiles, runLoaded, runSources } from "./core/assembly/mod.ts";
+export {
+  assemble,
+  describeRun,
+  diagnostics,
+  pools,
+  runFiles,
+  runLoaded,
+  runSources,
+  saturationProbe,
+} from "./core/assembly/mod.ts";
 export type { AssembledGroup, AssembledRun, AssemblyOptions, RunOptions, RunOutput } from "./core/assembly/mod.ts";
 import { assemble as assembleRun } from "./core/assembly/mod.ts";
 import type { AssembledRun as Assembled } from "./core/assembly/mod.ts";
@@ -196,6 +205,7 @@ export type {
   PoolStats,
   PredictionInterval,
   PrefixCacheStats,
+  Probe,
   Residual,
   Statistic,
   Summary,

@@ -173,3 +173,45 @@ Deno.test("cli --goodput rejects a malformed SLO with exit 2", async () => {
   assert.equal(run.code, 2);
   assert.match(run.stderr, /--goodput: expected KEY:VALUE with KEY one of ttft, tpot, e2el/);
 });
+
+Deno.test("--saturation_probe: the same deployment at doubled rates until it falls behind, serving at its service rate", async () => {
+  // One H100, Llama-3.1-8B chat (1,024 + 256 tokens) at the file's 16 req/s: the probe keeps the file's 1,000 Poisson
+  // requests and doubles their rate; at 32 req/s the deployment falls behind (the bundled capacity sweep's achieved
+  // rate flattens at 21-22.5 req/s from 32 to 128 req/s offered).
+  const dir = writeTemp({});
+  const args = [
+    "--instance_config_path",
+    `${ROOT}scenarios/configs/h100_tp1_x1.yaml`,
+    "--common_config_path",
+    `${ROOT}scenarios/configs/llama8b_chat.yaml`,
+    "--saturation_probe",
+    "--output_json",
+    `${dir}o.json`,
+  ];
+  const run = await runCli(args);
+  assert.equal(run.code, 0, run.stderr);
+  const probe = JSON.parse(Deno.readTextFileSync(`${dir}o.json`)).load.saturation_probe_rate;
+  // The service rate of a 20,000-request run at 32 req/s.
+  const long = writeTemp({
+    "c.yaml": Deno.readTextFileSync(`${ROOT}scenarios/configs/llama8b_chat.yaml`)
+      .replace(/num_requests: \d+/, "num_requests: 20000").replace(/request_rate: [\d.]+/, "request_rate: 32"),
+  });
+  const service = runFiles([`${ROOT}scenarios/configs/h100_tp1_x1.yaml`], `${long}c.yaml`).summary.load.achievedRate;
+  assert.ok(service > 21 && service < 22.5, `service ${service}`);
+  // Over 1,000 requests the probe sees 30 s of overload: within 8% (20 s windows of the long run range over 21-23.5).
+  assert.ok(Math.abs(probe / service - 1) < 0.08, `probe ${probe}, long run ${service}`);
+  // 16 req/s kept up and the probe fell behind at 32: the probe's estimate, and the bracket the two runs give.
+  assert.match(
+    run.stdout,
+    new RegExp(
+      `^max_sustainable_rate\\(req/s\\) +≈ ${
+        Number(probe.toPrecision(4))
+      } \\(overload probe; between 1[56]\\.\\d+ and 3[12]\\.\\d+\\)$`,
+      "m",
+    ),
+  );
+  // Without the flag, no probe runs and the JSON has no probe rate.
+  const plain = await runCli(args.slice(0, 4).concat(["--output_json", `${dir}p.json`]));
+  assert.equal(JSON.parse(Deno.readTextFileSync(`${dir}p.json`)).load.saturation_probe_rate, undefined);
+  assert.match(plain.stdout, /^max_sustainable_rate\(req\/s\) +≥ 1[56]\.\d+$/m);
+});

@@ -9,6 +9,6 @@
 export { assemble, GENERIC_PATH_NOTICE } from "./assemble.ts";
 export type { AssembledGroup, AssembledRun, AssemblyOptions } from "./assemble.ts";
 export { workloadOf } from "./workload.ts";
-export { describeRun, diagnostics, pools, runFiles, runLoaded, runSources } from "./run.ts";
+export { describeRun, diagnostics, pools, runFiles, runLoaded, runSources, saturationProbe } from "./run.ts";
 export type { RunOptions, RunOutput } from "./run.ts";
 export { intervalContext } from "./interval_context.ts";

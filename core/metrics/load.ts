@@ -142,6 +142,38 @@ export interface LoadStats {
    * (`max_rate_meeting`) narrows it.
    */
   readonly sustainable: { readonly low: number; readonly high: number };
+  /**
+   * The completion rate of the overload probe, req/s, when one ran and
+   * overloaded the deployment ({@link withProbe}): the same deployment and
+   * requests at a rate it does not keep up with, where it serves at its own
+   * pace. It estimates the highest rate the deployment sustains (from
+   * below: an overload's preemptions and full KV cache can hold a service
+   * rate under what the deployment sustains short of overload).
+   */
+  readonly probe?: number;
+}
+
+/**
+ * A run's figures with its overload probe's: a probe that fell behind
+ * bounds the sustainable rate from above by its offered rate and gives its
+ * completion rate as the estimate; one that kept up raises the lower end.
+ */
+export function withProbe(l: LoadStats, probe: Probe): LoadStats {
+  if (probe.keepsUp) {
+    return { ...l, sustainable: { ...l.sustainable, low: Math.max(l.sustainable.low, probe.offeredRate) } };
+  }
+  const high = Math.min(l.sustainable.high, probe.offeredRate);
+  return { ...l, probe: probe.serviceRate, sustainable: { low: Math.min(l.sustainable.low, high), high } };
+}
+
+/** What an overload probe run found (see `saturationProbe` in core/assembly/run.ts). */
+export interface Probe {
+  /** Its arrivals per second (middle 80%). */
+  readonly offeredRate: number;
+  /** Whether it kept up ({@link loadStats}). */
+  readonly keepsUp: boolean;
+  /** Its completions per second over the middle 80% of completions. */
+  readonly serviceRate: number;
 }
 
 /**

@@ -31,7 +31,7 @@ export type {
   SummaryOptions,
 } from "./summary.ts";
 export { KEEP_UP_TOLERANCE, loadStats, middleRate } from "./load.ts";
-export type { LoadStats } from "./load.ts";
+export type { LoadStats, Probe } from "./load.ts";
 export { poolStats } from "./groups.ts";
 export type { PoolStats } from "./groups.ts";
 export { MAX_BUCKETS, TimeSeriesCollector } from "./timeseries.ts";

@@ -61,9 +61,11 @@ export function formatExtSection(s: Summary): string {
   lines.push(`${"keeps_up".padEnd(30)} ${l.keepsUp ? "yes" : "NO"}`);
   const { low, high } = l.sustainable;
   const fmt = (v: number) => Number(v.toPrecision(4)).toString();
+  // With an overload probe, its service rate is the estimate; the run's own bracket follows.
+  const bracket = Number.isFinite(high) ? `${fmt(low)}–${fmt(high)}` : `≥ ${fmt(low)}`;
   lines.push(
     `${"max_sustainable_rate(req/s)".padEnd(30)} ${
-      Number.isFinite(high) ? `${fmt(low)}–${fmt(high)}` : `≥ ${fmt(low)}`
+      l.probe === undefined ? bracket : `≈ ${fmt(l.probe)} (overload probe; between ${bracket.replace("–", " and ")})`
     }`,
   );
   lines.push(formatKeyValue("queue_growth(s/s)", l.queueGrowth));

@@ -78,6 +78,8 @@ export function summaryExtSections(s: Summary): JsonExtras {
       ...(l.queueGrowthCi ? { queue_growth_ci95: [...l.queueGrowthCi] } : {}),
       // The bracket this run puts on the highest sustained rate (high null: unbounded, the run kept up).
       max_sustainable_rate: [l.sustainable.low, Number.isFinite(l.sustainable.high) ? l.sustainable.high : null],
+      // The overload probe's service rate (--saturation_probe), the estimate of the sustainable rate.
+      ...(l.probe !== undefined ? { saturation_probe_rate: l.probe } : {}),
       ...(s.goodput
         ? {
           goodput: s.goodput.rate,

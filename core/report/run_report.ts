@@ -22,13 +22,33 @@ function statTable(doc: unknown, caption: string, root: string, columns: readonl
 }
 
 /** Key/value rows of a JSON object's numbers. */
-function keyTable(doc: unknown, caption: string, root: string, keys: readonly string[], side?: "a" | "b") {
+/** A table of `key: value` rows; a key is a dotted path under `root`, or [label, path]. */
+function keyTable(
+  doc: unknown,
+  caption: string,
+  root: string,
+  keys: readonly (string | readonly [string, string])[],
+  side?: "a" | "b",
+) {
   return table(
     caption,
     ["key", "value"],
-    keys.map((k) => [textCell(k), numberCell(doc, [root, ...k.split(".")], side)]),
+    keys.map((k) => {
+      const [label, path] = typeof k === "string" ? [k, k] : k;
+      return [textCell(label), numberCell(doc, [root, ...path.split(".")], side)];
+    }),
   );
 }
+
+/** The load table's rows: the rates, the sustainable rate's bracket and the overload probe's estimate. */
+const LOAD_KEYS = [
+  "offered_rate",
+  "achieved_rate",
+  "queue_growth",
+  ["max_sustainable_rate (at least)", "max_sustainable_rate.0"],
+  ["max_sustainable_rate (at most)", "max_sustainable_rate.1"],
+  ["max_sustainable_rate (overload probe)", "saturation_probe_rate"],
+] as const;
 
 const GROUP_KEYS = [
   "engines",
@@ -79,7 +99,7 @@ export function summaryTables(doc: unknown, side?: "a" | "b"): string {
     keyTable(doc, "Overall summary", "overall_summary", OVERALL_KEYS, side),
     ...intervalTable(doc, side),
     statTable(doc, "Latency tails, from send and from arrival (ext)", "ext_metric_summary", EXT_COLUMNS, side),
-    keyTable(doc, "Load", "load", ["offered_rate", "achieved_rate", "queue_growth"], side),
+    keyTable(doc, "Load", "load", LOAD_KEYS, side),
     keyTable(
       doc,
       "Headroom",
