@@ -8,6 +8,7 @@
  * @module
  */
 import {
+  changeText,
   compareMetrics,
   compareReportHtml,
   compareReportNotes,
@@ -15,6 +16,7 @@ import {
   formatCompareTable,
   readRunDocument,
   runMetricRows,
+  showValue,
 } from "../core/report/compare.ts";
 import type { CompareGate } from "../core/report/compare.ts";
 import { workflowCommand } from "../core/report/ci_formats.ts";
@@ -177,7 +179,7 @@ export async function runCompare(argv: readonly string[], io: TaskOutput = CONSO
         io.out(workflowCommand(
           failOn === "worse" ? "error" : "warning",
           { title: `compare: ${m.metric}` },
-          `${m.metric} got worse: ${figure(m.a)} → ${figure(m.b)} (${pctText(m.relative)}${beyond})`,
+          `${m.metric} got worse: ${showValue(m.a)} → ${showValue(m.b)} (${changeText(m.relative, "from 0")}${beyond})`,
         ));
       }
     }
@@ -196,11 +198,5 @@ export async function runCompare(argv: readonly string[], io: TaskOutput = CONSO
   if (code === 1) io.err(`compare: ${worse.length} metric(s) got worse beyond their threshold`);
   return code;
 }
-
-/** A value of a metric to six significant digits. */
-const figure = (v: unknown) => (typeof v === "number" ? String(Number(v.toPrecision(6))) : String(v));
-
-/** A relative change as the table prints it, or "no relative size" from 0. */
-const pctText = (x: number) => (Number.isFinite(x) ? `${x > 0 ? "+" : ""}${(100 * x).toFixed(1)}%` : "from 0");
 
 if (import.meta.main) Deno.exitCode = await taskMain("compare", () => runCompare(Deno.args));

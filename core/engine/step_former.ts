@@ -12,6 +12,7 @@
  * @module
  */
 import type { BatchShape } from "../hardware/roofline.ts";
+import { watermarkBlocks } from "../policy/mod.ts";
 import type { Phase, StepBuilder } from "../policy/mod.ts";
 import type { EngineState } from "./engine_state.ts";
 import { ROOM_FREED, ROOM_LOST } from "./kv_ledger.ts";
@@ -58,7 +59,7 @@ export class StepFormer implements StepBuilder {
     this.#chunkCap = engine.spec.prefillChunkCap || Infinity;
     // A budget under one block could never take a rounded chunk: chunks are then cut in tokens.
     this.#inBlocks = engine.scheduler.chunkInBlocks && engine.spec.maxTokens >= engine.spec.blockSize;
-    this.#watermark = Math.floor(engine.scheduler.watermark * engine.spec.kvBlocks);
+    this.#watermark = watermarkBlocks(engine.scheduler, engine.spec.kvBlocks);
     this.#touched = engine.scheduler.countsTouchedBlocks;
     this.#admitsAfter = engine.scheduler.admitsAfterPreemption;
     this.#wholePrompt = engine.scheduler.admitsWholePrompt;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { ADMISSION_POLICY, SCHEDULERS } from "../policy/mod.ts";
+import { ADMISSION_POLICY, SCHEDULERS, watermarkBlocks } from "../policy/mod.ts";
 import type { EngineSpec } from "./types.ts";
 import { runsSglangLoop } from "./sglang_former.ts";
 import { runsMindieLoop } from "./mindie_former.ts";
@@ -45,7 +45,7 @@ function ruleOf(s: EngineSpec): KvRule {
     rule = {
       loop: runsSglangLoop(s) ? "sglang" : runsMindieLoop(s) ? "mindie" : runsLmdeployLoop(s) ? "lmdeploy" : "steps",
       lastToken: reservesLastToken(s),
-      watermark: Math.floor(sched.watermark * s.kvBlocks),
+      watermark: watermarkBlocks(sched, s.kvBlocks),
       touched: sched.countsTouchedBlocks && ADMISSION_POLICY[s.admission].preempts,
     };
     RULES.set(s, rule);

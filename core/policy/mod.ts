@@ -23,7 +23,7 @@ export { conservativeAdmission, NEW_TOKEN_RATIO } from "./conservative_admission
 export type { BatchFormation, Phase, StepBuilder } from "./batching.ts";
 export { mixedBatching } from "./mixed_batching.ts";
 export { prefillFirstBatching } from "./prefill_first_batching.ts";
-export { SCHEDULER_NAMES, withParts } from "./scheduler.ts";
+export { SCHEDULER_NAMES, watermarkBlocks, withParts } from "./scheduler.ts";
 export type { MindieLoop, NewTokenRatio, PreemptionMode, Scheduler, SchedulerName, VictimRule } from "./scheduler.ts";
 export { SCHEDULERS } from "./schedulers.ts";
 export type { EngineLoad, Router } from "./router.ts";

@@ -192,6 +192,11 @@ export const COMMON_DECISIONS = {
   former: "continuous",
 } as const satisfies Partial<Scheduler>;
 
+/** The blocks admission leaves free on an engine of `kvBlocks` blocks: ⌊watermark × blocks⌋ ({@link Scheduler.watermark}). */
+export function watermarkBlocks(s: Scheduler, kvBlocks: number): number {
+  return Math.floor(s.watermark * kvBlocks);
+}
+
 /**
  * `s` with its admission or batch formation replaced (a serving
  * configuration's overrides); `s` itself when nothing changes.

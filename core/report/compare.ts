@@ -454,7 +454,9 @@ export function formatCompareMarkdown(
     if (options.changedOnly !== false && !changed(m)) continue;
     const mark = m.verdict === "worse" ? "**worse**" : m.verdict;
     lines.push(
-      `| ${cell(m.metric)} | ${show(m.a)} | ${show(m.b)} | ${show(m.delta)} | ${pct(m.relative)} | ${mark} |`,
+      `| ${cell(m.metric)} | ${showValue(m.a)} | ${showValue(m.b)} | ${showValue(m.delta)} | ${
+        changeText(m.relative)
+      } | ${mark} |`,
     );
   }
   const worse = compared.filter((m) => m.verdict === "worse").length;
@@ -462,16 +464,20 @@ export function formatCompareMarkdown(
     .join("\n") + "\n";
 }
 
-/** A relative change as a percentage to one decimal (`+12.5%`), in powers of ten past a million percent, `-` when not finite. */
-function pct(x: number): string {
+/**
+ * A relative change as a percentage to one decimal (`+12.5%`), in powers
+ * of ten past a million percent; `nonFinite` (`-`) when it has none (a
+ * change from 0).
+ */
+export function changeText(x: number, nonFinite = "-"): string {
   const p = 100 * x;
-  if (!Number.isFinite(p)) return "-";
+  if (!Number.isFinite(p)) return nonFinite;
   const sign = p > 0 ? "+" : "";
   return `${sign}${Math.abs(p) < 1e6 ? p.toFixed(1) : p.toExponential(1)}%`;
 }
 
-/** A number of the text table: as a report shows it, in powers of ten from 1e15 (not 400 digits for 1e308). */
-function show(v: unknown): string {
+/** A metric's value as the change table shows it: as a report does, in powers of ten from 1e15 (not 400 digits for 1e308). */
+export function showValue(v: unknown): string {
   return typeof v === "number" && Number.isFinite(v) && Math.abs(v) >= 1e15 ? v.toExponential(3) : showNumber(v);
 }
 
@@ -488,7 +494,7 @@ export function formatCompareTable(
   const out: string[][] = [["metric", "a", "b", "change", "change%", ""]];
   for (const m of compareMetrics(a, b, rows, options.gate)) {
     if (options.changedOnly && !changed(m)) continue;
-    out.push([m.metric, show(m.a), show(m.b), show(m.delta), pct(m.relative), m.verdict]);
+    out.push([m.metric, showValue(m.a), showValue(m.b), showValue(m.delta), changeText(m.relative), m.verdict]);
   }
   return alignColumns(out, { align: ["left", "right", "right", "right", "right", "left"] }).map((l) => l.trimEnd())
     .join("\n") + "\n";
@@ -593,8 +599,8 @@ export async function compareReportHtml(
         textCell(r.metric),
         numberCell(a, r.pathA, "a"),
         numberCell(b, r.pathB, "b"),
-        `<td class="num ${v}">${show(c.delta)}</td>`,
-        `<td class="num ${v}">${pct(c.relative)}</td>`,
+        `<td class="num ${v}">${showValue(c.delta)}</td>`,
+        `<td class="num ${v}">${changeText(c.relative)}</td>`,
       ];
     }),
   );

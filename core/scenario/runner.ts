@@ -545,22 +545,24 @@ function capacitySearch(
       max ? "above" : "below"
     } it: the SLOs are not monotone in ${key}`
     : "";
+  // No answer: the failing point that rules it out, and why.
+  const none = (failing: JudgedPoint, text: string): CapacityAnswer => ({
+    kind,
+    key,
+    value: NaN,
+    failing: failing.values[0],
+    failingWhy: failing.verdict.why,
+    text,
+  });
   if (firstFail === 0) {
     const end = max ? "lowest" : "highest";
-    return {
-      kind,
-      key,
-      value: NaN,
-      failing: failPoint.values[0],
-      failingWhy: failPoint.verdict.why,
-      text: again.length
-        ? `the ${end} swept value, ${key} = ${
-          exact(failPoint.values[0])
-        }, fails: ${failPoint.verdict.why}; ${notMonotone}`
-        : `no swept value meets the SLOs: ${key} = ${
-          exact(failPoint.values[0])
-        }, the ${end}, fails: ${failPoint.verdict.why}`,
-    };
+    const v = exact(failPoint.values[0]);
+    return none(
+      failPoint,
+      again.length
+        ? `the ${end} swept value, ${key} = ${v}, fails: ${failPoint.verdict.why}; ${notMonotone}`
+        : `no swept value meets the SLOs: ${key} = ${v}, the ${end}, fails: ${failPoint.verdict.why}`,
+    );
   }
   let good = walk[firstFail - 1];
   let bad = failPoint;
@@ -598,16 +600,10 @@ function capacitySearch(
     const next = seen.filter((p) => !beyond(p.values[0]) && !(p.values[0] > within))
       .sort((p, q) => (max ? q.values[0] - p.values[0] : p.values[0] - q.values[0]))[0];
     if (!next) {
-      return {
-        kind,
-        key,
-        value: NaN,
-        failing: bad.values[0],
-        failingWhy: bad.verdict.why,
-        text: `no swept value is confirmed: ${key} = ${
-          exact(bad.values[0])
-        } fails over ${n} requests: ${bad.verdict.why}`,
-      };
+      return none(
+        bad,
+        `no swept value is confirmed: ${key} = ${exact(bad.values[0])} fails over ${n} requests: ${bad.verdict.why}`,
+      );
     }
     confirmed = ` (not confirmed: ${exact(good.values[0])} fails over ${n} requests: ${bad.verdict.why})`;
     good = next;

@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import Callable
+import sys
+from typing import Any, Callable
 
 
 def dump(stream: dict) -> str:
@@ -80,3 +81,31 @@ def derive_main(doc: str, family_dir: str, derive: Callable[[dict], list]) -> in
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     return process_streams(stream_files(family_dir, args.files), derive, args.check)
+
+
+def record_main(doc: str, family_dir: str, script: str, prepare: Callable[[], None], recorder: Callable[[dict], Any]) -> int:
+    """The command line of a recorder (record_vllm_v*.py): runs the engine's own scheduler from a source tree on each
+    stream file and writes its steps (or with --check compares them). `prepare` installs what the tree needs to import
+    (stubs for modules it never uses) before the tree goes on the path; `recorder(settings).run(stream)` gives the
+    steps."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--vllm-src", required=True, help="a vLLM source tree (the folder holding vllm/)")
+    ap.add_argument("--commit", required=True, help="the vLLM commit that tree is (written into source)")
+    ap.add_argument("--version-note", default="", help="free text written into source.version")
+    ap.add_argument("--check", action="store_true", help="compare with the files instead of writing them")
+    ap.add_argument("files", nargs="*")
+    args = ap.parse_args()
+
+    prepare()
+    sys.path.insert(0, os.path.abspath(args.vllm_src))
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    source = {
+        "kind": "recorded",
+        "engine": "vllm",
+        "repo": "vllm-project/vllm",
+        "commit": args.commit,
+        "version": args.version_note,
+        "script": script,
+    }
+    steps_of = lambda stream: recorder(stream["settings"]).run(stream)  # noqa: E731
+    return process_streams(stream_files(family_dir, args.files), steps_of, args.check, source)

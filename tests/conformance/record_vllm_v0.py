@@ -32,8 +32,6 @@ Usage:
 """
 from __future__ import annotations
 
-import argparse
-import inspect
 import os
 import sys
 import types
@@ -45,8 +43,8 @@ sys.path.insert(0, HERE)
 
 # Shared with the V1 recorder: the inert-module finder and the request token ids;
 # with every stream script, the loop over the stream files.
-from _streams import process_streams, stream_files  # noqa: E402
-from record_vllm_v1 import _StubFinder, prompt_token_ids  # noqa: E402
+from _streams import record_main  # noqa: E402
+from record_vllm_v1 import _kwargs_for, _StubFinder, prompt_token_ids  # noqa: E402
 
 # Imported by vLLM's package tree (vllm.multimodal.hasher at 0.7.x,
 # vllm.transformers_utils.tokenizers.mistral at 0.6.x), used by nothing the
@@ -56,12 +54,6 @@ STUBBED = ["blake3", "mistral_common", "setproctitle", "pybase64", "compressed_t
 # A token id that is never an end-of-sequence token (ignore_eos is also set).
 SAMPLED_TOKEN = 7
 EOS_TOKEN_ID = 2
-
-
-def _kwargs_for(fn, **candidates):
-    """The candidates that `fn` accepts (vLLM's signatures move between versions)."""
-    params = inspect.signature(fn).parameters
-    return {k: v for k, v in candidates.items() if k in params}
 
 
 class _FakeExecutor:
@@ -273,31 +265,14 @@ class Recorder:
         return steps
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--vllm-src", required=True, help="a vLLM source tree (the folder holding vllm/)")
-    ap.add_argument("--commit", required=True, help="the vLLM commit that tree is (written into source)")
-    ap.add_argument("--version-note", default="", help="free text written into source.version")
-    ap.add_argument("--check", action="store_true", help="compare with the files instead of writing them")
-    ap.add_argument("files", nargs="*")
-    args = ap.parse_args()
-
+def _prepare() -> None:
     import importlib.util
     sys.meta_path.insert(0, _StubFinder([m for m in STUBBED if importlib.util.find_spec(m) is None]))
-    sys.path.insert(0, os.path.abspath(args.vllm_src))
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     warnings.filterwarnings("ignore")  # "Failed to read commit hash" from a git-archive tree
 
-    source = {
-        "kind": "recorded",
-        "engine": "vllm",
-        "repo": "vllm-project/vllm",
-        "commit": args.commit,
-        "version": args.version_note,
-        "script": "tests/conformance/record_vllm_v0.py",
-    }
-    steps_of = lambda stream: Recorder(stream["settings"]).run(stream)  # noqa: E731
-    return process_streams(stream_files(FAMILY_DIR, args.files), steps_of, args.check, source)
+
+def main() -> int:
+    return record_main(__doc__, FAMILY_DIR, "tests/conformance/record_vllm_v0.py", _prepare, Recorder)
 
 
 if __name__ == "__main__":

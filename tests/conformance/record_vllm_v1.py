@@ -23,7 +23,6 @@ Usage:
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import importlib.abc
 import importlib.machinery
@@ -36,7 +35,7 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAMILY_DIR = os.path.join(HERE, "vllm_v1")
 sys.path.insert(0, HERE)
-from _streams import process_streams, stream_files  # noqa: E402
+from _streams import record_main  # noqa: E402
 
 # Imported by vLLM's package tree, used by nothing the scheduler runs, and not
 # installable here (no wheel in this machine's package store).
@@ -283,28 +282,13 @@ class Recorder:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--vllm-src", required=True, help="a vLLM source tree (the folder holding vllm/)")
-    ap.add_argument("--commit", required=True, help="the vLLM commit that tree is (written into source)")
-    ap.add_argument("--version-note", default="", help="free text written into source.version")
-    ap.add_argument("--check", action="store_true", help="compare with the files instead of writing them")
-    ap.add_argument("files", nargs="*")
-    args = ap.parse_args()
-
-    sys.meta_path.insert(0, _StubFinder(STUBBED))
-    sys.path.insert(0, os.path.abspath(args.vllm_src))
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
-
-    source = {
-        "kind": "recorded",
-        "engine": "vllm",
-        "repo": "vllm-project/vllm",
-        "commit": args.commit,
-        "version": args.version_note,
-        "script": "tests/conformance/record_vllm_v1.py",
-    }
-    steps_of = lambda stream: Recorder(stream["settings"]).run(stream)  # noqa: E731
-    return process_streams(stream_files(FAMILY_DIR, args.files), steps_of, args.check, source)
+    return record_main(
+        __doc__,
+        FAMILY_DIR,
+        "tests/conformance/record_vllm_v1.py",
+        lambda: sys.meta_path.insert(0, _StubFinder(STUBBED)),
+        Recorder,
+    )
 
 
 if __name__ == "__main__":
