@@ -83,7 +83,7 @@ Deno.test("candidates that cannot run are discarded without simulating them, wit
   assert.match(formatPlan(plan).join("\n"), /No candidate meets the SLOs at this rate\./);
 });
 
-Deno.test("the ranked table orders by cost with prices, marks the Pareto front and gives each SLO's margin", () => {
+Deno.test("the ranked table orders by cost per million output tokens with prices, marks the Pareto front and gives each SLO's margin", () => {
   const plan = planDeployments({
     commonFile: CHAT,
     targetRate: 20,
@@ -93,10 +93,14 @@ Deno.test("the ranked table orders by cost with prices, marks the Pareto front a
     maxDevices: 8,
     prices: { H100_SXM_80G: 2, H200_SXM_141G: 3.5 },
   });
-  const costs = plan.ranked.map((c) => c.costPerHour!);
+  const costs = plan.ranked.map((c) => c.costPerMillionTokens!);
   assert.deepEqual(costs, [...costs].sort((a, b) => a - b));
   for (const c of plan.ranked) {
     assert.equal(c.costPerHour, c.devices * (c.device === "H100_SXM_80G" ? 2 : 3.5));
+    // $/hour over the millions of output tokens an hour: 20 req/s × 256 tokens = 5,120 tok/s, 18.4 M an hour.
+    const tokensPerHour = c.tokensPerDevice * c.devices * 3600;
+    assert.ok(Math.abs(tokensPerHour / (20 * 256 * 3600) - 1) < 0.05, `${tokensPerHour}`);
+    assert.ok(Math.abs(c.costPerMillionTokens! - c.costPerHour! / (tokensPerHour / 1e6)) < 1e-9);
     // No planned candidate beats a front member on both axes.
     if (c.pareto) {
       assert.ok(
@@ -108,11 +112,11 @@ Deno.test("the ranked table orders by cost with prices, marks the Pareto front a
   const text = formatPlan(plan).join("\n");
   assert.match(
     text,
-    /^rank +device +tp +topology +instances +devices +\$\/hour +tok\/s\/device +tok\/s\/user +ttft\.p99 +margin/m,
+    /^rank +device +tp +topology +instances +devices +\$\/hour +\$\/Mtok +tok\/s\/device +tok\/s\/user +ttft\.p99 +margin/m,
   );
   assert.match(
     text,
-    /^ +1 +(H100_SXM_80G|H200_SXM_141G) +[12] +agg +\d+ +\d+ +\d+\.\d\d +\d+ +[\d.]+ +[\d.]+ +\+\d+%/m,
+    /^ +1 +(H100_SXM_80G|H200_SXM_141G) +[12] +agg +\d+ +\d+ +\d+\.\d\d +\d+\.\d\d +\d+ +[\d.]+ +[\d.]+ +\+\d+%/m,
   );
 });
 
@@ -385,6 +389,58 @@ Deno.test("a grid of batch limits and quantizations: each combination is a candi
   for (const [k, v] of Object.entries(best.settings)) assert.match(scenario, new RegExp(`^ {2}${k}: "?${v}"?$`, "m"));
   const check = await runCheckTask([`${dir}/scenario.yaml`]);
   assert.equal(check.code, 0, check.stderr);
+});
+
+Deno.test("--engines and --kv_cache_dtype: each engine profile and KV dtype is a candidate, and the winner's scenario names them", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
+  const r = await captureTaskAsync(runPlan, [
+    "--common_config_path",
+    CHAT,
+    "--target_rate",
+    "30",
+    "--slo",
+    "tpot.p99<=0.02",
+    "--devices",
+    "H100_SXM_80G",
+    "--tp",
+    "1",
+    "--engines",
+    "vllm,sglang,trtllm",
+    "--kv_cache_dtype",
+    "DISABLED,FP8",
+    "--workers",
+    "1",
+    "--out",
+    dir,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const plan = JSON.parse(Deno.readTextFileSync(`${dir}/plan.json`));
+  assert.deepEqual(
+    plan.candidates.map((c: { settings: Record<string, string> }) =>
+      `${c.settings["serving_config.engine"]}/${c.settings["model_config.quantize_attention_action"]}`
+    ),
+    ["vllm/DISABLED", "vllm/FP8", "sglang/DISABLED", "sglang/FP8", "trtllm/DISABLED", "trtllm/FP8"],
+  );
+  assert.match(r.stdout, / engine=\w+ kv=(DISABLED|FP8) /);
+  const best = plan.ranked[0];
+  const scenario = Deno.readTextFileSync(`${dir}/scenario.yaml`);
+  assert.match(scenario, new RegExp(`^ {2}serving_config\\.engine: "${best.settings["serving_config.engine"]}"$`, "m"));
+  assert.equal((await runCheckTask([`${dir}/scenario.yaml`])).code, 0);
+  const wrong = await captureTaskAsync(runPlan, [
+    "--common_config_path",
+    CHAT,
+    "--target_rate",
+    "30",
+    "--slo",
+    "tpot.p99<=0.02",
+    "--engines",
+    "vllm,tgi",
+  ]);
+  assert.equal(wrong.code, 2);
+  assert.match(
+    wrong.stderr,
+    /^plan: --engines: expected some of vllm, sglang, trtllm, mindie, lmdeploy, got 'tgi' \(deno task plan --help\)$/m,
+  );
 });
 
 Deno.test("MoE layouts: expert parallelism is searched for a mixture-of-experts model, and refused for a dense one", async () => {

@@ -31,7 +31,8 @@ import {
   settingLines,
   sloExpectLines,
 } from "../core/planner/planner.ts";
-import { LINEAR_QUANT } from "../core/config/schema.ts";
+import { ATTENTION_QUANT, LINEAR_QUANT } from "../core/config/schema.ts";
+import { ENGINES } from "../core/config/engine_profiles.ts";
 import type {
   ParallelKind,
   PlannedCandidate,
@@ -57,7 +58,8 @@ const USAGE = `Usage: deno task plan --common_config_path C.yaml --target_rate R
 Finds, for each device type and tensor-parallel size, the fewest instances that keep
 up with R requests/s of the common file's workload and meet every SLO (judged from
 arrival, on the worst seed), by full event simulation; ranks them by cost (with
---prices: a YAML map of device type to price per device-hour) or by device count,
+--prices: a YAML map of device type to price per device-hour, per million output
+tokens) or by device count,
 and prints the Pareto front of tokens/s per device against tokens/s per user.
 
   --common_config_path C   model, workload and serving limits (its request_rate is replaced)
@@ -72,7 +74,9 @@ and prints the Pareto front of tokens/s per device against tokens/s per user.
   --max_num_seqs A,B,…     batch-size limits to try (default: the common file's)
   --max_tokens_budget A,…  token budgets per step to try (default: the common file's)
   --quantization A,B,…     quantize_linear_action values to try (DISABLED, W8A8_DYNAMIC, …)
-  --prices FILE            price per device-hour by device type
+  --engines A,B,…          engine profiles to try (vllm, sglang, trtllm, mindie, lmdeploy)
+  --kv_cache_dtype A,B,…   KV-cache dtypes to try (quantize_attention_action: DISABLED, INT8, FP8)
+  --prices FILE            price per device-hour by device type; ranks by $ per million output tokens
   --seeds N                seeds per simulated point (default 1)
   --workers N              plan candidates on N Web Workers (default: one per core; 1: in this process)
   --top N                  rows of the ranked table (default 10)
@@ -104,6 +108,8 @@ const OPTIONS = [
   "--max_num_seqs",
   "--max_tokens_budget",
   "--quantization",
+  "--engines",
+  "--kv_cache_dtype",
   "--parallel",
   "--workers",
 ];
@@ -212,14 +218,20 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
     }
     settings[key] = list;
   }
-  const quant = opt("--quantization");
-  if (quant !== undefined) {
-    const list = quant.split(",").map((q) => q.trim());
-    const unknown = list.find((q) => !(LINEAR_QUANT as readonly string[]).includes(q));
-    if (unknown !== undefined) {
-      return bad(`--quantization: expected some of ${LINEAR_QUANT.join(", ")}, got '${clip(unknown)}'`);
-    }
-    settings["model_config.quantize_linear_action"] = list;
+  // Named values a search tries: each flag's list, every value one the contract names.
+  for (
+    const [flag, key, names] of [
+      ["--quantization", "model_config.quantize_linear_action", LINEAR_QUANT],
+      ["--engines", "serving_config.engine", ENGINES],
+      ["--kv_cache_dtype", "model_config.quantize_attention_action", ATTENTION_QUANT],
+    ] as const
+  ) {
+    const v = opt(flag);
+    if (v === undefined) continue;
+    const list = v.split(",").map((q) => q.trim());
+    const unknown = list.find((q) => !(names as readonly string[]).includes(q));
+    if (unknown !== undefined) return bad(`${flag}: expected some of ${names.join(", ")}, got '${clip(unknown)}'`);
+    settings[key] = list;
   }
   const kinds = (opt("--parallel") ?? "tp").split(",").map((k) => k.trim());
   for (const k of kinds) {
@@ -325,6 +337,8 @@ const SETTING_FLAG: Record<string, string> = {
   "serving_config.max_num_seqs": "--max_num_seqs",
   "serving_config.max_tokens_budget": "--max_tokens_budget",
   "model_config.quantize_linear_action": "--quantization",
+  "serving_config.engine": "--engines",
+  "model_config.quantize_attention_action": "--kv_cache_dtype",
 };
 
 /** A request problem of a fresh plan, as its flag: `--seeds: expected …`. */
@@ -579,6 +593,8 @@ function settingsCell(settings: Readonly<Record<string, number | string>>): stri
     "serving_config.max_num_seqs": "seqs",
     "serving_config.max_tokens_budget": "budget",
     "model_config.quantize_linear_action": "quant",
+    "serving_config.engine": "engine",
+    "model_config.quantize_attention_action": "kv",
   };
   return Object.entries(settings).map(([k, v]) => `${short[k] ?? k}=${v}`).join(" ") || "-";
 }
@@ -615,7 +631,7 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     "rank",
     ...idHead,
     "devices",
-    ...(priced ? ["$/hour"] : []),
+    ...(priced ? ["$/hour", "$/Mtok"] : []),
     "tok/s/device",
     "tok/s/user",
     ...q.slos.flatMap((s) => [s.key, "margin"]),
@@ -625,7 +641,12 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     String(i + 1),
     ...idCells(c),
     String(c.devices),
-    ...(priced ? [c.costPerHour !== undefined ? c.costPerHour.toFixed(2) : "-"] : []),
+    ...(priced
+      ? [
+        c.costPerHour !== undefined ? c.costPerHour.toFixed(2) : "-",
+        c.costPerMillionTokens !== undefined ? c.costPerMillionTokens.toFixed(2) : "-",
+      ]
+      : []),
     c.tokensPerDevice.toFixed(0),
     c.tokensPerUser.toFixed(1),
     ...q.slos.flatMap((s) => [num(c.values[s.key]), margin(c.values[s.key], s.bound)]),

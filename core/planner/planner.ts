@@ -136,6 +136,11 @@ export interface PlannedCandidate extends CandidateId {
   readonly devices: number;
   /** devices × price, when a price is given. */
   readonly costPerHour?: number;
+  /**
+   * With prices: what a million output tokens cost at the target rate,
+   * `costPerHour` over the millions of output tokens it serves an hour.
+   */
+  readonly costPerMillionTokens?: number;
   /** Output tokens per second per device at the target rate. */
   readonly tokensPerDevice: number;
   /** Output tokens per second per user (1 / median TPOT). */
@@ -610,7 +615,8 @@ export function assemblePlan(
   );
   const marked = ordered.map((o) => (o.kind === "planned" ? { ...o, pareto: front.includes(o) } : o));
   const ranked = marked.filter((o): o is PlannedCandidate => o.kind === "planned").sort((a, b) =>
-    (a.costPerHour ?? a.devices) - (b.costPerHour ?? b.devices) || b.tokensPerDevice - a.tokensPerDevice ||
+    (a.costPerMillionTokens ?? a.devices) - (b.costPerMillionTokens ?? b.devices) ||
+    b.tokensPerDevice - a.tokensPerDevice ||
     a.device.localeCompare(b.device) || a.tp - b.tp || a.parallel.localeCompare(b.parallel) ||
     a.topology.localeCompare(b.topology) ||
     JSON.stringify(a.settings).localeCompare(JSON.stringify(b.settings))
@@ -712,7 +718,12 @@ function planned(
     moe: ctx.moe,
     ...counts,
     devices,
-    ...(price !== undefined ? { costPerHour: devices * price } : {}),
+    ...(price !== undefined
+      ? {
+        costPerHour: devices * price,
+        costPerMillionTokens: costPerMillionTokens(devices * price, (f.tokens / devices) * devices),
+      }
+      : {}),
     tokensPerDevice: f.tokens / devices,
     tokensPerUser: f.tpotMedian > 0 ? 1 / f.tpotMedian : 0,
     ttftP99: f.ttftP99,
@@ -970,4 +981,16 @@ function sloValue(slo: PlanSlo, outs: readonly RunOutput[]): number {
   if (!m || typeof bound === "string") return NaN;
   const values = outs.map((o) => boundValue(m, bound, o));
   return m.better === "higher" ? Math.min(...values) : Math.max(...values);
+}
+
+/**
+ * What a million output tokens cost on a deployment: its price an hour over
+ * the millions of output tokens it produces an hour; undefined when it
+ * produces none.
+ *
+ * @param costPerHour the deployment's price per hour
+ * @param tokensPerSecond its output tokens per second
+ */
+export function costPerMillionTokens(costPerHour: number, tokensPerSecond: number): number | undefined {
+  return tokensPerSecond > 0 ? costPerHour / (tokensPerSecond * 3600 / 1e6) : undefined;
 }

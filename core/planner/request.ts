@@ -13,10 +13,11 @@ import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { clip, describeValue, quoteString } from "../config/errors.ts";
 import { TASK_LIMITS } from "../config/limits.ts";
-import { LINEAR_QUANT } from "../config/schema.ts";
+import { ATTENTION_QUANT, LINEAR_QUANT } from "../config/schema.ts";
+import { ENGINES } from "../config/engine_profiles.ts";
 import { DEVICE_CATALOG } from "../hardware/devices.ts";
 import { parseBound, resolveMetric, unitMismatch } from "../scenario/mod.ts";
-import { candidateList } from "./planner.ts";
+import { candidateList, costPerMillionTokens } from "./planner.ts";
 import type { CandidateId, CandidateOutcome, PlanRequest, PlanSlo, ShardOutcome } from "./planner.ts";
 
 /** Where in a request or a shard a problem is (`outcomes[0][1].device`), and what it is. */
@@ -70,11 +71,16 @@ const object = <S extends z.ZodRawShape>(shape: S) =>
 const PARALLEL = ["tp", "tp-ep", "dp-ep"] as const;
 const TOPOLOGY = ["agg", "disagg"] as const;
 
-/** The settings a search may vary (`--max_num_seqs`, `--max_tokens_budget`, `--quantization`). */
+/**
+ * The settings a search may vary (`--max_num_seqs`, `--max_tokens_budget`,
+ * `--quantization`, `--engines`, `--kv_cache_dtype`).
+ */
 export const PLAN_SETTING_KEYS = [
   "serving_config.max_num_seqs",
   "serving_config.max_tokens_budget",
   "model_config.quantize_linear_action",
+  "serving_config.engine",
+  "model_config.quantize_attention_action",
 ] as const;
 
 /** A plan request's shape (see {@link PlanRequest}); {@link requestProblem} checks the rest. */
@@ -93,6 +99,8 @@ const PlanRequestSchema = object({
     "serving_config.max_num_seqs": list(positiveInt()).optional(),
     "serving_config.max_tokens_budget": list(positiveInt()).optional(),
     "model_config.quantize_linear_action": list(oneOf(LINEAR_QUANT)).optional(),
+    "serving_config.engine": list(oneOf(ENGINES)).optional(),
+    "model_config.quantize_attention_action": list(oneOf(ATTENTION_QUANT)).optional(),
   }).optional(),
   maxDevices: positiveInt(),
   prices: z.record(text(), finiteNonNegative(), { error: (i) => `expected an object, ${got(i)}` }).optional(),
@@ -128,6 +136,7 @@ const OutcomeSchema = z.discriminatedUnion("kind", [
     decode: countInt(),
     devices: positiveInt(),
     costPerHour: finiteNonNegative().optional(),
+    costPerMillionTokens: finiteNonNegative().optional(),
     tokensPerDevice: finiteNonNegative(),
     tokensPerUser: finiteNonNegative(),
     ttftP99: finiteNonNegative(),
@@ -364,6 +373,19 @@ function outcomeProblem(
       detail: price === undefined
         ? `expected none (the request has no prices), got ${o.costPerHour}`
         : `expected devices × price (${o.devices * price}), got ${describeValue(o.costPerHour)}`,
+    };
+  }
+  const perMillion = o.costPerHour === undefined
+    ? undefined
+    : costPerMillionTokens(o.costPerHour, o.tokensPerDevice * o.devices);
+  if (o.costPerMillionTokens !== perMillion) {
+    return {
+      path: ["costPerMillionTokens"],
+      detail: perMillion === undefined
+        ? `expected none (the request has no prices), got ${o.costPerMillionTokens}`
+        : `expected $/hour per million output tokens an hour (${perMillion}), got ${
+          describeValue(o.costPerMillionTokens)
+        }`,
     };
   }
   const keys = Object.keys(o.values);
