@@ -286,7 +286,17 @@ export type {
 export { scenarioTests } from "./scenarios/testing.ts";
 export { runBaseline } from "./scenarios/baseline.ts";
 export type { ScenarioTestOptions } from "./scenarios/testing.ts";
-export { planDeployments, rateBounds } from "./core/planner/mod.ts";
+export { planDeployments, planLaunchFiles, rateBounds } from "./core/planner/mod.ts";
+export { ENGINE_ARGS, LAUNCH_ENGINES, launchFiles, launchSettings } from "./core/launch/mod.ts";
+export type {
+  Command,
+  EngineArgs,
+  Flag,
+  LaunchEngine,
+  LaunchSettings,
+  LaunchTarget,
+  OptionKey,
+} from "./core/launch/mod.ts";
 export type {
   CandidateId,
   CandidateOutcome,

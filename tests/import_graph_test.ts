@@ -29,6 +29,7 @@ export const CORE_LAYERS = [
   "scenario", // scenario files: assertions, sweeps and capacity searches, seeds, baselines, over assembled runs
   "report", // everything printed or written about runs and scenarios: tables, JSON, HTML and SVG, CI formats, compare
   "calibrate", // fitting device and engine constants to measurements and to validation scenarios
+  "launch", // launch configurations of a deployment for each engine: commands, options files, Kubernetes manifests
   "planner", // the capacity planner: searching deployments that meet an SLO at a rate
 ] as const;
 

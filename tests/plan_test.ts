@@ -410,11 +410,24 @@ Deno.test("--engines and --kv_cache_dtype: each engine profile and KV dtype is a
     "DISABLED,FP8",
     "--workers",
     "1",
-    "--out",
+    "--report-dir",
     dir,
   ]);
   assert.equal(r.code, 0, r.stderr);
   const plan = JSON.parse(Deno.readTextFileSync(`${dir}/plan.json`));
+  // For the winner (and each Pareto point): each engine's launch scripts and Kubernetes manifest, and the page.
+  const engine = plan.ranked[0].settings["serving_config.engine"];
+  const winner = `${dir}/launch/1-h100-tp1-${engine}`;
+  for (const e of ["vllm", "sglang", "trtllm"]) {
+    assert.match(Deno.readTextFileSync(`${winner}/${e}/both.sh`), /^exec /m);
+    assert.match(Deno.readTextFileSync(`${winner}/${e}/kubernetes.yaml`), /^kind: StatefulSet$/m);
+  }
+  assert.match(Deno.readTextFileSync(`${winner}/README.md`), new RegExp(`\\(the profile the plan simulated\\)`));
+  assert.match(
+    r.stdout,
+    /^wrote .*\/launch\/: vLLM, SGLang and TensorRT-LLM launch scripts and Kubernetes manifests of \d+ deployments? /m,
+  );
+  assert.ok(Deno.statSync(`${dir}/plan.html`).isFile);
   assert.deepEqual(
     plan.candidates.map((c: { settings: Record<string, string> }) =>
       `${c.settings["serving_config.engine"]}/${c.settings["model_config.quantize_attention_action"]}`

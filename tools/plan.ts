@@ -25,6 +25,7 @@ import {
   candidateList,
   checkPlanRequest,
   deploymentYaml,
+  planLaunchFiles,
   PlanRequestError,
   planShard,
   rateKey,
@@ -47,7 +48,7 @@ import { jsonPath, parseSlo, readShard, requestProblem, requestShapeProblem } fr
 import type { PlanDataProblem } from "../core/planner/request.ts";
 import { CONSOLE_OUTPUT, parseShard, readTaskArgs, usageLine } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
-import { basename, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { taskMain } from "../scenarios/_args.ts";
 
 const USAGE = `Usage: deno task plan --common_config_path C.yaml --target_rate R --slo 'ttft.p99<=2' [--slo …]
@@ -407,6 +408,18 @@ async function finish(
       writeOutput(flag, `${dir}/${name}`, text, inputs, true);
       io.out(`wrote ${dir}/${name}`);
     }
+    // The launch configurations of the winner and the Pareto front: a folder each, listed in launch/README.md.
+    const launch = planLaunchFiles(result);
+    for (const [name, text] of Object.entries(launch)) {
+      makeOutputDir(flag, dirname(`${dir}/${name}`));
+      writeOutput(flag, `${dir}/${name}`, text, inputs, true);
+    }
+    const folders = new Set(Object.keys(launch).map((n) => n.split("/")[1]).filter((n) => n !== "README.md"));
+    io.out(
+      `wrote ${dir}/launch/: vLLM, SGLang and TensorRT-LLM launch scripts and Kubernetes manifests of ${folders.size} deployment${
+        folders.size === 1 ? "" : "s"
+      } (${Object.keys(launch).length} files; ${dir}/launch/README.md lists them)`,
+    );
   };
   if (to && result.ranked.length) await write(to.flag, to.dir);
   if (reportDir !== undefined) {

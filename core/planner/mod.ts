@@ -11,6 +11,7 @@ export {
   disaggYaml,
   instanceYaml,
   planDeployments,
+  planLaunchFiles,
   planShard,
   rateBounds,
 } from "./planner.ts";

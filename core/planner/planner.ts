@@ -24,6 +24,10 @@ import { decodeBatch, prefillBatch } from "../hardware/batch.ts";
 import { DEVICE_CATALOG } from "../hardware/devices.ts";
 import { meanLength } from "../workload/lengths.ts";
 import { backlogAtSomeLength } from "../metrics/load.ts";
+import { launchSettings } from "../launch/settings.ts";
+import { launchFiles } from "../launch/mod.ts";
+import type { LaunchTarget } from "../launch/mod.ts";
+import type { LaunchSettings } from "../launch/settings.ts";
 import {
   boundValue,
   CAPACITY_MAX_REQUESTS,
@@ -164,6 +168,8 @@ export interface PlannedCandidate extends CandidateId {
   readonly requests: number;
   /** On the Pareto front of tokens/s per device against tokens/s per user. */
   readonly pareto: boolean;
+  /** What its launch configurations set (core/launch): the settings it was simulated with. */
+  readonly launch: LaunchSettings;
 }
 
 /** Any candidate's outcome. */
@@ -733,6 +739,7 @@ function planned(
     runs,
     requests: outs[0].assembled.input.workload.numRequests,
     pareto: false,
+    launch: launchSettings(outs[0].assembled),
   };
 }
 
@@ -993,4 +1000,56 @@ function sloValue(slo: PlanSlo, outs: readonly RunOutput[]): number {
  */
 export function costPerMillionTokens(costPerHour: number, tokensPerSecond: number): number | undefined {
   return tokensPerSecond > 0 ? costPerHour / (tokensPerSecond * 3600 / 1e6) : undefined;
+}
+
+/** A Kubernetes-safe name: lower case letters, digits and dashes, at most 40 characters. */
+const k8sName = (s: string) => s.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40);
+
+/**
+ * The launch configurations of a plan (core/launch): for its winner and
+ * every Pareto point, a folder `launch/<rank>-<candidate>/` with a script
+ * per server and a Kubernetes manifest for vLLM, SGLang and TensorRT-LLM,
+ * and `launch/README.md` listing them.
+ */
+export function planLaunchFiles(r: PlanResult): Record<string, string> {
+  const files: Record<string, string> = {};
+  const chosen = r.ranked.map((c, i) => [c, i + 1] as const).filter(([c, i]) => i === 1 || c.pareto);
+  const index = [
+    "# Launch configurations",
+    "",
+    "Written by `deno task plan` for the winner and each point of the Pareto front (rank in the plan's table):",
+    "",
+  ];
+  for (const [c, rank] of chosen) {
+    const engine = c.settings["serving_config.engine"];
+    // Its objects' names (the engine and role follow), and its folder's (with the engine it was simulated with).
+    const name = k8sName(
+      `${c.device.replace(/_.*$/, "")}-${c.parallel}${c.tp}${c.topology === "disagg" ? "-disagg" : ""}`,
+    );
+    const slug = `${name}${engine ? `-${engine}` : ""}`;
+    const folder = `launch/${rank}-${slug}`;
+    const what = `${instancesText(c)} × ${c.device} (${c.parallel} ${c.tp})`;
+    const target: LaunchTarget = {
+      name,
+      description: what,
+      device: c.device,
+      topology: c.topology,
+      instances: c.topology === "disagg" ? 0 : c.instances,
+      prefill: c.prefill,
+      decode: c.decode,
+      devicesPerInstance: c.tp,
+      settings: c.launch,
+    };
+    for (const [name, text] of Object.entries(launchFiles(target))) files[`${folder}/${name}`] = text;
+    index.push(
+      `- \`${rank}-${slug}/\`: ${what}${rank === 1 ? ", the winner" : ""}${c.pareto ? " (Pareto front)" : ""}`,
+    );
+  }
+  files["launch/README.md"] = index.join("\n") + "\n";
+  return files;
+}
+
+/** Instances as a sentence says them: "5 prefill + 2 decode", or the count. */
+function instancesText(c: PlannedCandidate): string {
+  return c.topology === "disagg" ? `${c.prefill} prefill + ${c.decode} decode` : String(c.instances);
 }

@@ -147,6 +147,23 @@ const OutcomeSchema = z.discriminatedUnion("kind", [
     runs: countInt(),
     requests: positiveInt(),
     pareto: bool(),
+    launch: object({
+      model: text(),
+      engine: oneOf(ENGINES).optional(),
+      tp: positiveInt(),
+      dp: positiveInt(),
+      ep: positiveInt(),
+      maxNumSeqs: positiveInt(),
+      maxTokensBudget: positiveInt(),
+      blockSize: positiveInt(),
+      memoryFraction: finiteNonNegative(),
+      prefixCaching: bool(),
+      chunkedPrefill: bool(),
+      maxModelLen: positiveInt(),
+      kvDtype: oneOf(ATTENTION_QUANT),
+      linearQuant: oneOf(LINEAR_QUANT),
+      mtpTokens: countInt(),
+    }),
   }),
 ], {
   error: (i) =>

@@ -18,6 +18,7 @@ import "../../core/hardware/kernel_tables_test.ts";
 import "../../core/hardware/moe_test.ts";
 import "../../core/hardware/monotone_test.ts";
 import "../../core/hardware/roofline_test.ts";
+import "../../core/launch/launch_test.ts";
 import "../../core/metrics/load_test.ts";
 import "../../core/metrics/percentile_test.ts";
 import "../../core/model/model_spec_test.ts";
