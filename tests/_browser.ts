@@ -33,6 +33,11 @@ export interface CheckOptions {
   readonly minNumbers?: number;
   /** How long to wait for every chart to have a mark, for pages that draw after `load` (default 2000 ms). */
   readonly settleMs?: number;
+  /**
+   * Whether `data-json` numbers are checked against `sources` (default true; false for a page whose run's JSON is
+   * not written beside it, such as the plan's embedded winner).
+   */
+  readonly numbers?: boolean;
 }
 
 /** The outcome of checking one page. */
@@ -158,10 +163,23 @@ export function numberProblems(el: NumberElement, sources: JsonSources): string[
   return problems;
 }
 
+/** The window width pages are checked at, px: a laptop's, and the width `deno task screenshot` renders. */
+export const VIEWPORT_WIDTH = 1280;
+
+/**
+ * An axis title's unit: in parentheses at its end (`TTFT p99 (s)`, `offered rate (req/s)`), or a count or share
+ * said as such (`instances (count)`, `(share)`).
+ */
+const UNIT = /\([^()]+\)$/;
+
 /** What the page script reads (charts and numbers), for the checks in Deno. */
 interface PageReading {
   charts: ChartInfo[];
   numbers: NumberElement[];
+  /** The page's scroll width, px, at the 1,280 px viewport. */
+  width: number;
+  /** Each chart's text its SVG cuts, and its labelled axes: title ("" for none), and whether its labels are numbers. */
+  layout: { id: string | null; cut: string[]; axes: { title: string; numeric: boolean }[] }[];
 }
 
 /**
@@ -181,13 +199,38 @@ const READ_PAGE = `(() => {
     }
     return { id: f.getAttribute("data-chart"), svgs: f.querySelectorAll("svg").length, marks };
   });
+  // Layout: the page's width, text an SVG cuts (outside the svg's box, or shortened with an ellipsis), axis titles.
+  const width = document.documentElement.scrollWidth;
+  const layout = [...document.querySelectorAll("figure.chart")].map((f) => {
+    const svg = f.querySelector("svg");
+    if (!svg) return { id: f.getAttribute("data-chart"), cut: [], axes: [], axisTitles: [] };
+    const box = svg.getBoundingClientRect();
+    const cut = [];
+    for (const t of svg.querySelectorAll("text")) {
+      const s = (t.textContent || "").trim();
+      const r = t.getBoundingClientRect();
+      if (!s || r.width === 0) continue;
+      const out = r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1;
+      if (out || s.endsWith("…")) cut.push(s);
+    }
+    // The axes with labels (Vega-Lite draws an axis's grid as another, unlabelled, axis group).
+    const axes = [...svg.querySelectorAll("g.role-axis")].filter((a) => a.querySelector(".role-axis-label text"))
+      .map((a) => {
+        const t = a.querySelector(".role-axis-title text");
+        // An axis of numbers needs a unit; one of names (a bar per group) only a title.
+        const labels = [...a.querySelectorAll(".role-axis-label text")].map((l) => (l.textContent || "").trim());
+        const numeric = labels.every((l) => /^[-−+]?[\\d.,]+(e[-+]?\\d+)?[kMGµ%]?$/i.test(l));
+        return { title: t ? (t.textContent || "").trim() : "", numeric };
+      });
+    return { id: f.getAttribute("data-chart"), cut, axes };
+  });
   const numbers = [...document.querySelectorAll("[data-json]")].map((e) => ({
     path: e.getAttribute("data-json") || "",
     side: e.getAttribute("data-side"),
     value: e.getAttribute("data-value"),
     text: e.textContent || "",
   }));
-  return { charts, numbers };
+  return { charts, numbers, width, layout };
 })()`;
 
 /** Reads the page, waiting up to `settleMs` for every chart to have a mark (for pages that draw after `load`). */
@@ -219,6 +262,7 @@ export class ReportChecker {
   async #tab(): Promise<Page> {
     if (this.#page) return this.#page;
     const page = await this.#browser.newPage();
+    await page.setViewport({ width: VIEWPORT_WIDTH, height: 800 });
     page.on("console", (m) => {
       if (m.type() === "error") this.#problems?.push(`console error: ${m.text()}`);
     });
@@ -252,7 +296,19 @@ export class ReportChecker {
     try {
       await page.goto(fileUrl(htmlPath), { waitUntil: "load", timeout: 30_000 });
       // Pages that draw their charts after `load` get a moment; server-rendered ones pass at once.
-      const { charts, numbers } = await readPage(page, options.settleMs ?? 2000);
+      const { charts, numbers, width, layout } = await readPage(page, options.settleMs ?? 2000);
+      // Layout: the page fits the 1,280 px window; no chart cuts its text; every axis has a title with its unit.
+      if (width > VIEWPORT_WIDTH) problems.push(`the page is ${width} px wide at a ${VIEWPORT_WIDTH} px window`);
+      for (const l of layout) {
+        const name = `chart "${l.id}"`;
+        for (const text of l.cut) problems.push(`${name}: text cut by its SVG: ${JSON.stringify(text)}`);
+        for (const { title, numeric } of l.axes) {
+          if (!title) problems.push(`${name}: an axis without a title`);
+          else if (numeric && !UNIT.test(title)) {
+            problems.push(`${name}: axis title ${JSON.stringify(title)} names no unit`);
+          }
+        }
+      }
       const chartMarks: Record<string, number> = {};
       if (charts.length === 0) problems.push(`no <figure class="chart" data-chart="ID"> in the page`);
       charts.forEach((c, i) => {
@@ -263,7 +319,7 @@ export class ReportChecker {
         if (c.svgs === 0) problems.push(`${name}: no inline <svg>`);
         else if (c.marks === 0) problems.push(`${name}: the <svg> has no mark (no child of a g.role-mark group)`);
       });
-      for (const el of numbers) problems.push(...numberProblems(el, sources));
+      if (options.numbers !== false) { for (const el of numbers) problems.push(...numberProblems(el, sources)); }
       const minNumbers = options.minNumbers ?? 0;
       if (numbers.length < minNumbers) {
         problems.push(`${numbers.length} [data-json] numbers in the page; expected at least ${minNumbers}`);

@@ -42,7 +42,7 @@ const HELP_FIRST_LINES: Record<string, string> = {
   "docs:catalog": "Usage: deno task docs:catalog",
   fuzz: "Usage: deno task fuzz [--cases N] [--seed S] [--from K] [--target NAME]",
   compare: "Usage: deno task compare A.json B.json [options]",
-  screenshot: "Usage: deno task screenshot PAGE.html OUT.png [--width 1280]",
+  screenshot: "Usage: deno task screenshot PAGE.html OUT.png [--width 1280] [--max_height PX]",
   "validate:actions": "Usage: deno task validate:actions [FILE …]",
 };
 

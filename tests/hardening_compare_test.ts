@@ -89,7 +89,7 @@ Deno.test("compare --report: a 1,000,000-point time series is drawn at 256 point
   );
   const html = Deno.readTextFileSync(`${dir}diff.html`);
   assert.match(html, /data-note="drawn">b: timeseries: 1,000,000 points drawn at 256 of them, evenly spaced/);
-  assert.match(html, /data-chart="rate"/);
+  assert.match(html, /data-chart="rate-b"/);
   // What the page draws: 256 evenly spaced points, the first and the last included; the document itself untouched.
   const read = readRunDocument(doc);
   assert.ok(typeof read !== "string", String(read));

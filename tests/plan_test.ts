@@ -253,11 +253,13 @@ Deno.test("a search split into 4 shards and merged, or run on Web Workers, print
   for (const f of ["plan.json", "deployment.yaml", "scenario.yaml", "pareto.svg"]) {
     assert.equal(Deno.readTextFileSync(`${split}/${f}`), Deno.readTextFileSync(`${whole}/${f}`), f);
   }
-  // The chart: one point per planned candidate, and the front drawn through its members.
+  // The chart: one point per planned candidate (and the winner's ring), and the front drawn through its members.
   const svg = Deno.readTextFileSync(`${whole}/pareto.svg`);
   const planJson = JSON.parse(Deno.readTextFileSync(`${whole}/plan.json`));
   assert.match(svg, /^<svg /);
-  assert.equal(svg.match(/aria-roledescription="point"/g)?.length, planJson.ranked.length);
+  assert.equal(svg.match(/aria-roledescription="point"/g)?.length, planJson.ranked.length + 1);
+  // The front's members labelled, the winner's label first.
+  assert.ok(svg.includes(">winner: "), "the winner is labelled");
   const front = /aria-roledescription="line mark" d="(M[^"]*)"/.exec(svg)?.[1] ?? "";
   assert.equal(
     front.split(/[ML]/).filter(Boolean).length,

@@ -16,6 +16,7 @@ import { captureTaskAsync, ROOT, runCheckTask, runCli } from "./_helpers.ts";
 import type { CliRun } from "./_helpers.ts";
 import { findChromium, launchChromium, runScreenshot, screenshotPage } from "../tools/screenshot.ts";
 import { runCompare } from "../tools/compare.ts";
+import { runPlan } from "../tools/plan.ts";
 
 const FIXTURE_HTML = `${ROOT}tests/testdata/report_fixture.html`;
 const FIXTURE_JSON = `${ROOT}tests/testdata/report_fixture.json`;
@@ -209,6 +210,26 @@ const BROKEN: readonly BrokenFixture[] = [
     expect: /TTFT\.P99"\]: no such path in the run's JSON/m,
   },
   { name: "too few numbers", edit: (h) => h, minNumbers: 14, expect: /^13 \[data-json\] numbers in the page/m },
+  {
+    name: "a page wider than the window",
+    edit: (h) => replaceOnce(h, "</body>", `<pre>${"x".repeat(400)}</pre></body>`),
+    expect: /^the page is \d+ px wide at a 1280 px window$/m,
+  },
+  {
+    name: "a label cut short",
+    edit: (h) => replaceOnce(h, ">TTFT (s)</text>", ">TTFT from arri…</text>"),
+    expect: /^chart "ttft_percentiles": text cut by its SVG: "TTFT from arri…"$/m,
+  },
+  {
+    name: "text outside its chart",
+    edit: (h) => replaceOnce(h, 'transform="translate(160,52)"', 'transform="translate(160,900)"'),
+    expect: /^chart "token_throughput": text cut by its SVG: "tokens"$/m,
+  },
+  {
+    name: "an axis title without a unit",
+    edit: (h) => replaceOnce(h, ">throughput (tok/s)</text>", ">throughput</text>"),
+    expect: /^chart "token_throughput": axis title "throughput" names no unit$/m,
+  },
 ];
 
 Deno.test({
@@ -278,6 +299,40 @@ Deno.test({
         });
         assertPasses(check, html);
         assert.ok("kv_transfers_in_flight" in check.charts, "a PD page charts the KV transfers in flight");
+      });
+      await t.step("deno task check --report-dir (a capacity sweep: llama8b_h100_fewest_instances.yaml)", async () => {
+        const out = `${dir}/sweep`;
+        const r = await runCheckTask([`${ROOT}scenarios/llama8b_h100_fewest_instances.yaml`, "--report-dir", out]);
+        assert.equal(r.code, 0, r.stderr);
+        const check = await checker.check(`${out}/llama8b-h100-fewest-instances.html`, {});
+        assertPasses(check, `${out}/llama8b-h100-fewest-instances.html`);
+        assert.ok("sweep-ttft.p99" in check.charts, Object.keys(check.charts).join(", "));
+      });
+      await t.step("deno task plan --report-dir (Llama-3.1-8B on H100 at 45 req/s)", async () => {
+        const out = `${dir}/plan`;
+        const r = await captureTaskAsync(runPlan, [
+          "--common_config_path",
+          `${ROOT}scenarios/configs/llama8b_chat.yaml`,
+          "--target_rate",
+          "45",
+          "--slo",
+          "ttft.p99<=0.5",
+          "--devices",
+          "H100_SXM_80G,H200_SXM_141G",
+          "--tp",
+          "1,2",
+          "--topology",
+          "agg,disagg",
+          "--workers",
+          "1",
+          "--report-dir",
+          out,
+        ]);
+        assert.equal(r.code, 0, r.stderr);
+        // The winner's run is embedded, its JSON not written: the layout and charts are checked, not its numbers.
+        const check = await checker.check(`${out}/plan.html`, {}, { numbers: false });
+        assertPasses(check, `${out}/plan.html`);
+        assert.ok("pareto" in check.charts);
       });
       await t.step("deno task compare example.json pd.json --report", async () => {
         const a = exampleJson ?? await runJsonOnly(`${dir}/example`, []);

@@ -119,7 +119,9 @@ Deno.test("deno task compare: the table and an HTML page; bad input is one line,
   const html = Deno.readTextFileSync(`${dir}diff.html`);
   assert.match(html, /data-side="a"/);
   assert.match(html, /data-chart="cdf-TTFT\(s\)"/);
-  assert.match(html, /data-chart="rate"/);
+  // Time series as small multiples: a panel per run.
+  assert.match(html, /data-chart="rate-a"/);
+  assert.match(html, /data-chart="rate-b"/);
   for (
     const [args, want] of [
       [[`${dir}a.json`], /^compare: expected two JSON files, got 1 \(deno task compare --help\)$/],

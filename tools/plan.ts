@@ -13,7 +13,7 @@ import type { YamlSource } from "../core/config/source.ts";
 import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
 import { alignColumns } from "../core/text/columns.ts";
 import { renderSvg } from "../core/report/svg.ts";
-import { chart, escapeHtml, page, section } from "../core/report/html.ts";
+import { chart, escapeHtml, page, section, table, textCell } from "../core/report/html.ts";
 import { scenarioSections } from "../core/report/scenario_report.ts";
 import { CAPACITY_MAX_REQUESTS, CONFIRM_FACTOR, loadScenario, runScenario } from "../core/scenario/mod.ts";
 import { progressBar } from "../cli_progress.ts";
@@ -438,8 +438,21 @@ async function finish(
  * its assertions and its run's tables and charts.
  */
 async function planReportHtml(result: PlanResult, lines: readonly string[], dir: string): Promise<string> {
+  // Tables as tables: the ranked deployments (numbers right-aligned), then what could not be planned and why.
+  const t = planTable(result, Number.MAX_SAFE_INTEGER);
+  const numeric = (h: string) => !["device", "layout", "topology", "settings", "pareto"].includes(h);
+  const cells = (row: readonly string[]) =>
+    row.map((v, i) => (numeric(t.head[i]) ? `<td class="num">${escapeHtml(v)}</td>` : textCell(v)));
+  const others = notPlannedRows(result);
   const sections = [
-    section("Ranked deployments", `<pre>${escapeHtml(lines.join("\n"))}</pre>`),
+    section(
+      "Ranked deployments",
+      table(`Deployments that meet the SLOs, cheapest first (rank 1 is the winner)`, t.head, t.rows.map(cells)) +
+        (others.length
+          ? table("Not planned", ["candidate", "why"], others.map(([c, why]) => [textCell(c), textCell(why)]))
+          : "") +
+        `<p class="note">${escapeHtml(lines[lines.length - 1])}</p>`,
+    ),
   ];
   if (result.ranked.length) {
     sections.push(
@@ -617,8 +630,8 @@ function instancesCell(c: PlannedCandidate): string {
   return c.topology === "disagg" ? `${c.prefill}P+${c.decode}D` : String(c.instances);
 }
 
-/** The plan as text: the ranked table, the Pareto front, and what could not be planned. */
-export function formatPlan(r: PlanResult, top = 10): string[] {
+/** The ranked table's cells: header, rows (the first `top`), and the identity columns. */
+export function planTable(r: PlanResult, top = 10): PlanTable {
   const q = r.request;
   const priced = r.ranked.some((c) => c.costPerHour !== undefined);
   const varied = r.candidates.some((c) => Object.keys(c.settings).length > 0);
@@ -665,6 +678,35 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
     ...q.slos.flatMap((s) => [num(c.values[s.key]), margin(c.values[s.key], s.bound)]),
     c.pareto ? "*" : "",
   ]);
+  return { head, rows, idHead, idCells };
+}
+
+/** The plan's ranked table (its header and rows as printed), and how a candidate's identity is shown. */
+export interface PlanTable {
+  readonly head: readonly string[];
+  readonly rows: readonly (readonly string[])[];
+  /** The columns that tell candidates apart (device, tp, layout, topology, settings, instances). */
+  readonly idHead: readonly string[];
+  readonly idCells: (c: PlannedCandidate) => string[];
+}
+
+/** What could not be planned: each candidate as printed, and why. */
+export function notPlannedRows(r: PlanResult): [string, string][] {
+  const out: [string, string][] = [];
+  for (const c of r.candidates) {
+    if (c.kind === "planned") continue;
+    const what = `${c.device} ${c.parallel === "tp" ? "tp" : `${c.parallel} ×`} ${c.tp} ${c.topology}${
+      Object.keys(c.settings).length ? ` ${settingsCell(c.settings)}` : ""
+    }`;
+    out.push([what, `${c.kind === "fails" ? `fails with ${c.instances} instances: ` : ""}${shown(c.reason)}`]);
+  }
+  return out;
+}
+
+/** The plan as text: the ranked table, the Pareto front, and what could not be planned. */
+export function formatPlan(r: PlanResult, top = 10): string[] {
+  const q = r.request;
+  const { head, rows, idHead, idCells } = planTable(r, top);
   const lines = [
     `Plan: ${q.targetRate} req/s of ${shown(relative(Deno.cwd(), q.commonFile) || q.commonFile)}; SLOs ${
       q.slos.map((s) => `${s.key} ${s.bound}`).join(", ")
@@ -689,16 +731,10 @@ export function formatPlan(r: PlanResult, top = 10): string[] {
       ),
     );
   }
-  const others = r.candidates.filter((c) => c.kind !== "planned");
+  const others = notPlannedRows(r);
   if (others.length) {
     lines.push("", "Not planned:");
-    for (const c of others) {
-      lines.push(
-        `  ${c.device} ${c.parallel === "tp" ? "tp" : `${c.parallel} ×`} ${c.tp} ${c.topology}${
-          Object.keys(c.settings).length ? ` ${settingsCell(c.settings)}` : ""
-        }: ${c.kind === "fails" ? `fails with ${c.instances} instances: ` : ""}${shown(c.reason)}`,
-      );
-    }
+    for (const [c, why] of others) lines.push(`  ${c}: ${why}`);
   }
   if (r.ranked.length === 0) lines.push("", "No candidate meets the SLOs at this rate.");
   else {

@@ -25,11 +25,12 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { taskMain } from "../scenarios/_args.ts";
 
-const USAGE = `Usage: deno task screenshot PAGE.html OUT.png [--width 1280]
+const USAGE = `Usage: deno task screenshot PAGE.html OUT.png [--width 1280] [--max_height PX]
 
 Renders PAGE.html (opened as a file:// URL) in headless Chromium in a window
 WIDTH pixels wide (default 1280) and writes the whole page height, not just the
-first screen, as a PNG WIDTH pixels wide (content wider than that is cut, with a note).
+first screen, as a PNG WIDTH pixels wide (content wider than that is cut, with a note);
+with --max_height, only the page's top PX pixels (a README's picture of a long page).
 Needs Debian's chromium package (/usr/bin/chromium or chromium on the PATH;
 SERVINGCAST_CHROMIUM names another binary).`;
 
@@ -158,8 +159,14 @@ export interface Screenshot {
  * @param browser a running browser
  * @param htmlPath the page's file
  * @param width the window width in CSS pixels
+ * @param maxHeight the most of the page's height the PNG shows, from its top
  */
-export async function screenshotPage(browser: Browser, htmlPath: string, width = 1280): Promise<Screenshot> {
+export async function screenshotPage(
+  browser: Browser,
+  htmlPath: string,
+  width = 1280,
+  maxHeight = Infinity,
+): Promise<Screenshot> {
   const page = await browser.newPage();
   try {
     await page.setViewport({ width, height: 800 });
@@ -169,7 +176,7 @@ export async function screenshotPage(browser: Browser, htmlPath: string, width =
     ) as [number, number];
     const png = await page.screenshot({
       type: "png",
-      clip: { x: 0, y: 0, width, height: Math.max(1, pageHeight) },
+      clip: { x: 0, y: 0, width, height: Math.max(1, Math.min(pageHeight, maxHeight)) },
       captureBeyondViewport: true,
     });
     return { png, pageWidth, pageHeight };
@@ -180,7 +187,11 @@ export async function screenshotPage(browser: Browser, htmlPath: string, width =
 
 /** `deno task screenshot` in-process: its arguments and where its lines go, to its exit code. */
 export async function runScreenshot(argv: readonly string[], io: TaskOutput = CONSOLE_OUTPUT): Promise<number> {
-  const parsed = readTaskArgs({ task: "screenshot", usage: USAGE, options: ["--width"], files: true }, argv, io);
+  const parsed = readTaskArgs(
+    { task: "screenshot", usage: USAGE, options: ["--width", "--max_height"], files: true },
+    argv,
+    io,
+  );
   if (typeof parsed === "number") return parsed;
   const bad = (message: string) => {
     io.err(usageLine("screenshot", message));
@@ -193,6 +204,11 @@ export async function runScreenshot(argv: readonly string[], io: TaskOutput = CO
   const width = widthText === undefined ? 1280 : Number(widthText);
   if (!Number.isSafeInteger(width) || width < 100 || width > 10_000) {
     return bad(`--width: expected an integer from 100 to 10000, got '${widthText}'`);
+  }
+  const maxText = options["--max_height"]?.at(-1);
+  const maxHeight = maxText === undefined ? Infinity : Number(maxText);
+  if (maxText !== undefined && (!Number.isSafeInteger(maxHeight) || maxHeight < 100)) {
+    return bad(`--max_height: expected an integer of at least 100, got '${maxText}'`);
   }
   let info: Deno.FileInfo | undefined;
   try {
@@ -217,9 +233,9 @@ export async function runScreenshot(argv: readonly string[], io: TaskOutput = CO
     return 1;
   }
   try {
-    const shot = await screenshotPage(browser.browser, html, width);
+    const shot = await screenshotPage(browser.browser, html, width, maxHeight);
     await Deno.writeFile(png, shot.png);
-    io.out(`wrote ${png} (${width}×${shot.pageHeight} px, ${shot.png.length} bytes)`);
+    io.out(`wrote ${png} (${width}×${Math.min(shot.pageHeight, maxHeight)} px, ${shot.png.length} bytes)`);
     if (shot.pageWidth > width) {
       io.err(
         `screenshot: note: ${html} is ${shot.pageWidth} px wide at a ${width} px window; the PNG shows its left ${width} px`,

@@ -87,23 +87,67 @@ function flatScale(rows: readonly Record<string, unknown>[], field: string): Rec
   return { scale: { domain: [Math.min(0, vs[0]), Math.max(1, vs[0])] } };
 }
 
+/**
+ * Whether values span more than two decades (positive ones only): a latency that runs from 30 ms below saturation
+ * to a minute above it, which a linear axis flattens to a line at the bottom.
+ */
+export function spansDecades(values: readonly number[]): boolean {
+  const pos = values.filter((v) => v > 0 && Number.isFinite(v));
+  return pos.length > 1 && Math.max(...pos) / Math.min(...pos) > 100;
+}
+
+/** What a line chart draws besides its lines. */
+export interface LineExtras {
+  /** Dashed rules at a y (or x) value, e.g. an SLO's bound. */
+  readonly rules?: readonly { y?: number; x?: number; label: string }[];
+  /** Points to mark (e.g. a capacity answer). */
+  readonly points?: readonly Record<string, unknown>[];
+  /** A log y axis (for values spanning more than two decades: {@link spansDecades}). */
+  readonly logY?: boolean;
+  /** A y range to shade, e.g. where an SLO holds. */
+  readonly band?: { readonly from: number; readonly to: number };
+}
+
 /** A line chart of `rows` (x, y, series), one line per series. */
 export function lineSpec(
   rows: readonly Record<string, unknown>[],
   x: { field: string; title: string },
   y: { field: string; title: string },
   series?: { field: string; title: string },
-  extra: { rules?: { y?: number; x?: number; label: string }[]; points?: Record<string, unknown>[] } = {},
+  extra: LineExtras = {},
 ): VegaLiteSpec {
+  const yScale = extra.logY ? { scale: { type: "log" } } : flatScale(rows, y.field);
   const line = {
     mark: { type: "line", interpolate: "linear", point: rows.length <= 40 },
     encoding: {
       x: { field: x.field, type: "quantitative", title: x.title, ...flatScale(rows, x.field) },
-      y: { field: y.field, type: "quantitative", title: y.title, ...flatScale(rows, y.field) },
-      ...(series ? { color: { field: series.field, type: "nominal", title: series.title } } : {}),
+      y: { field: y.field, type: "quantitative", title: y.title, ...yScale },
+      // The legend below the plot, its labels whole: a long series name wraps the legend, never cuts.
+      ...(series
+        ? {
+          color: {
+            field: series.field,
+            type: "nominal",
+            title: series.title,
+            legend: { orient: "bottom", direction: "vertical", labelLimit: 0 },
+          },
+        }
+        : {}),
     },
   };
-  const layers: Record<string, unknown>[] = [{ data: { values: rows }, ...line }];
+  const layers: Record<string, unknown>[] = [];
+  if (extra.band) {
+    // Behind the lines: the region where the bound holds, lightly shaded.
+    layers.push({
+      data: { values: [extra.band] },
+      mark: { type: "rect", color: "#2e7d32", opacity: 0.08 },
+      encoding: {
+        y: { field: "from", type: "quantitative", ...yScale },
+        y2: { field: "to" },
+      },
+    });
+  }
+  layers.push({ data: { values: rows }, ...line });
   for (const r of extra.rules ?? []) {
     layers.push({
       data: { values: [r] },
@@ -130,6 +174,7 @@ export function lineSpec(
 export function stackedBarSpec(
   rows: readonly { bar: string; part: string; value: number; order: number }[],
   valueTitle: string,
+  barTitle: string,
 ): VegaLiteSpec {
   const bars = new Set(rows.map((r) => r.bar)).size;
   return {
@@ -137,9 +182,10 @@ export function stackedBarSpec(
     height: Math.max(40, 28 * bars),
     mark: "bar",
     encoding: {
-      y: { field: "bar", type: "nominal", title: null, sort: null, axis: { labelLimit: 360 } },
+      // Labels and legend entries whole (no "…"): the chart grows to hold them.
+      y: { field: "bar", type: "nominal", title: barTitle, sort: null, axis: { labelLimit: 0 } },
       x: { field: "value", type: "quantitative", title: valueTitle, stack: "zero" },
-      color: { field: "part", type: "nominal", title: null, sort: null },
+      color: { field: "part", type: "nominal", title: null, sort: null, legend: { labelLimit: 0 } },
       order: { field: "order", type: "quantitative" },
     },
   };

@@ -138,7 +138,7 @@ export async function cdfCharts(docs: readonly { doc: unknown; run?: string }[])
         lineSpec(
           rows,
           { field: "seconds", title: column },
-          { field: "quantile", title: "fraction of requests" },
+          { field: "quantile", title: "requests (fraction)" },
           docs.length > 1 ? { field: "run", title: "run" } : undefined,
         ),
       ),
@@ -147,7 +147,11 @@ export async function cdfCharts(docs: readonly { doc: unknown; run?: string }[])
   return out.join("\n");
 }
 
-/** The time-series charts of the `timeseries` section (one line per group, or per run and group). */
+/**
+ * The time-series charts of the `timeseries` section: one line per group; with several runs (a comparison), small
+ * multiples, a panel per run side by side on the same axes' titles, since four overlaid offered/achieved lines cannot
+ * be told apart.
+ */
 export async function seriesCharts(docs: readonly { doc: unknown; run?: string }[]): Promise<string> {
   type Ts = {
     time_s: number[];
@@ -160,50 +164,67 @@ export async function seriesCharts(docs: readonly { doc: unknown; run?: string }
     return ts ? [{ ts, run: d.run }] : [];
   });
   if (all.length === 0) return `<p class="note">This run has no time series.</p>`;
-  const label = (run: string | undefined, s: string) => (run ? `${run}: ${s}` : s);
-  const rate = all.flatMap(({ ts, run }) =>
-    ts.time_s.flatMap((t, i) => [
-      { t, v: ts.offered_rate[i], series: label(run, "offered") },
-      { t, v: ts.achieved_rate[i], series: label(run, "achieved") },
-    ])
+  // One panel per run: its ID and caption say which.
+  const panels = async (
+    key: string,
+    title: string,
+    rowsOf: (one: (typeof all)[number]) => { t: number; v: number; series: string }[],
+    unit: string,
+    seriesTitle: string,
+    skip?: (rows: { v: number }[]) => boolean,
+  ) => {
+    const out: string[] = [];
+    for (const one of all) {
+      const rows = rowsOf(one);
+      if (skip?.(rows)) continue;
+      out.push(
+        await chart(
+          all.length > 1 ? `${key}-${one.run}` : key,
+          all.length > 1 ? `${title}: ${one.run}` : title,
+          lineSpec(rows, { field: "t", title: "time (s)" }, { field: "v", title: unit }, {
+            field: "series",
+            title: seriesTitle,
+          }),
+        ),
+      );
+    }
+    return out;
+  };
+  const charts = await panels(
+    "rate",
+    "Offered vs achieved rate (client)",
+    ({ ts }) =>
+      ts.time_s.flatMap((t, i) => [
+        { t, v: ts.offered_rate[i], series: "offered" },
+        { t, v: ts.achieved_rate[i], series: "achieved" },
+      ]),
+    "rate (req/s)",
+    "",
   );
-  const charts = [
-    await chart(
-      "rate",
-      "Offered vs achieved rate (client)",
-      lineSpec(rate, { field: "t", title: "time (s)" }, { field: "v", title: "requests/s" }, {
-        field: "series",
-        title: "",
-      }),
-    ),
-  ];
   const perGroup: [string, string, string][] = [
-    ["running", "Running requests (in the batch, all engines of the group)", "requests"],
-    ["waiting", "Waiting requests (engine queues)", "requests"],
-    ["kv_occupancy", "KV cache occupancy", "share of the group's KV blocks"],
-    ["batch", "Batch size (mean sequences per step)", "sequences"],
-    ["preemptions_per_s", "Preemptions", "per second"],
-    ["kv_transfers_in_flight", "KV transfers in flight (PD)", "transfers"],
+    ["running", "Running requests (in the batch, all engines of the group)", "requests (count)"],
+    ["waiting", "Waiting requests (engine queues)", "requests (count)"],
+    ["kv_occupancy", "KV cache occupancy", "KV blocks in use (share)"],
+    ["batch", "Batch size (mean sequences per step)", "sequences (count)"],
+    ["preemptions_per_s", "Preemptions", "preemptions (per s)"],
+    ["kv_transfers_in_flight", "KV transfers in flight (PD)", "transfers (count)"],
   ];
   for (const [key, title, unit] of perGroup) {
-    const rows = all.flatMap(({ ts, run }) =>
-      ts.groups.flatMap((g) =>
-        ts.time_s.flatMap((t, i) => {
-          const v = (g[key] as (number | null)[])[i];
-          return v === null || v === undefined ? [] : [{ t, v, series: label(run, String(g.group)) }];
-        })
-      )
-    );
-    // Transfers only where something was transferred (PD runs).
-    if (key === "kv_transfers_in_flight" && !rows.some((r) => r.v > 0)) continue;
     charts.push(
-      await chart(
+      ...await panels(
         key,
         title,
-        lineSpec(rows, { field: "t", title: "time (s)" }, { field: "v", title: unit }, {
-          field: "series",
-          title: "group",
-        }),
+        ({ ts }) =>
+          ts.groups.flatMap((g) =>
+            ts.time_s.flatMap((t, i) => {
+              const v = (g[key] as (number | null)[])[i];
+              return v === null || v === undefined ? [] : [{ t, v, series: String(g.group) }];
+            })
+          ),
+        unit,
+        "group",
+        // Transfers only where something was transferred (PD runs).
+        key === "kv_transfers_in_flight" ? (rows) => !rows.some((r) => r.v > 0) : undefined,
       ),
     );
   }
@@ -248,7 +269,7 @@ async function breakdownChart(out: RunOutput): Promise<string> {
   return await chart(
     "step-breakdown",
     "Step time of a typical step (the run's mean step shape, from the cost model)",
-    { ...stackedBarSpec(rows, "milliseconds"), width: 560 },
+    { ...stackedBarSpec(rows, "step time (ms)", "group and step"), width: 440 },
   );
 }
 
@@ -267,7 +288,10 @@ async function memoryChart(out: RunOutput): Promise<string> {
     ];
     return parts.map(([part, v], order) => ({ bar: `${g.name} (${g.device.name})`, part, value: gib(v), order }));
   });
-  return await chart("memory", "Memory sizing of one device (GiB)", { ...stackedBarSpec(rows, "GiB"), width: 560 });
+  return await chart("memory", "Memory sizing of one device (GiB)", {
+    ...stackedBarSpec(rows, "memory (GiB)", "group (device)"),
+    width: 440,
+  });
 }
 
 /** The sections of a run's report (a scenario's report embeds them). */

@@ -9,7 +9,8 @@
  */
 import type { ScenarioResult } from "../scenario/runner.ts";
 import type { ScenarioAssertion } from "../scenario/scenario.ts";
-import { chart, escapeHtml, lineSpec, page, section, showNumber, table, textCell } from "./html.ts";
+import { chart, escapeHtml, lineSpec, page, section, showNumber, spansDecades, table, textCell } from "./html.ts";
+import type { LineExtras } from "./html.ts";
 import { cdfCharts, runReportSections, seriesCharts } from "./run_report.ts";
 import { runJson } from "./run_json.ts";
 
@@ -49,12 +50,34 @@ function assertionTable(r: ScenarioResult): string {
   );
 }
 
+/** The unit of a swept key's values: a rate, a count, tokens. */
+function unitOfKey(key: string): string {
+  if (/rate$/.test(key)) return "req/s";
+  if (/(num_instances|max_num_seqs|num_requests|_size|max_concurrency)$/.test(key)) return "count";
+  if (/(budget|tokens)/.test(key)) return "tokens";
+  return "value";
+}
+
+/**
+ * How an SLO's chart draws its values: a log axis when they span more than two decades (a p99 TTFT from 50 ms to a
+ * minute), and the region where the bound holds shaded.
+ */
+function sloBand(values: readonly number[], a: ScenarioAssertion, bound: number | undefined): LineExtras {
+  const logY = spansDecades(values);
+  if (bound === undefined || !(bound > 0)) return { logY };
+  const pos = values.filter((v) => v > 0);
+  const low = logY ? Math.min(bound, ...pos) / 2 : 0;
+  const high = Math.max(bound, ...values) * 1.05;
+  const upper = a.bound.op === "<" || a.bound.op === "<=";
+  return { logY, band: upper ? { from: low, to: bound } : { from: bound, to: high } };
+}
+
 /** A sweep's curves: each SLO metric (worst seed) against the swept key, and the rates. */
 async function sweepCharts(r: ScenarioResult): Promise<string> {
   const s = r.scenario;
   const axis = s.sweep?.axes[0];
   if (!axis || r.points.length === 0) return "";
-  const x = { field: "x", title: axis.key };
+  const x = { field: "x", title: `${axis.key} (${unitOfKey(axis.key)})` };
   const points = [...r.points].sort((a, b) => a.values[0] - b.values[0]);
   const slos = s.slos.length ? s.slos : s.minValueSlos.length ? s.minValueSlos : s.perPoint;
   // More than one swept key: a line per combination of the others, against the first.
@@ -86,6 +109,7 @@ async function sweepCharts(r: ScenarioResult): Promise<string> {
           {
             rules: bound !== undefined ? [{ y: bound, label: a.bound.text }] : [],
             points: answer,
+            ...sloBand(rows.map((row) => row.y), a, bound),
           },
         ),
       ),
@@ -100,7 +124,7 @@ async function sweepCharts(r: ScenarioResult): Promise<string> {
     await chart(
       "sweep-rates",
       `Offered and achieved rate against ${axis.key} (first seed)`,
-      lineSpec(rates, x, { field: "y", title: "requests/s" }, { field: "series", title: "" }),
+      lineSpec(rates, x, { field: "y", title: "rate (req/s)" }, { field: "series", title: "" }),
     ),
   );
   return out.join("\n");
