@@ -120,9 +120,12 @@ Deno.test("deno task calibrate: two runs fit by default, from the engine profile
     `${dir}cal.yaml`,
     "instance_config: i.yaml\ncommon_config: c.yaml\nmeasurements:\n  - csv: m.csv\n",
   );
-  const run = await calibrateCli([`${dir}cal.yaml`]);
+  const run = await calibrateCli([`${dir}cal.yaml`, "--report", `${dir}cal.html`]);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /^calibrated H100_SXM_80G on 2 runs \(4 measured figures\)$/m);
+  // The manifest mode's report: the 4 figures, each with its error before, fitted and held out.
+  const page = Deno.readTextFileSync(`${dir}cal.html`);
+  assert.equal(page.match(/<td>m\.csv:\d<\/td><td>(ttft|tpot)<\/td>/g)?.length, 4);
   const step = Math.round(calibration().get("host.vllm-0.10.step_us"));
   assert.match(run.stdout, new RegExp(`^ {2}step_overhead +${step} µs -> +\\d+ µs$`, "m"));
   // Each point's error as run (the profile's values), fitted, and held out (two runs: leave one out).
@@ -300,8 +303,20 @@ Deno.test("deno task calibrate --scenarios fits each device separately and pools
     "5",
     "--output",
     out,
+    "--report",
+    `${out}/calibration.html`,
   ]);
   assert.equal(run.code, 0, run.stderr);
+  // The report: a section per device, its constants with their ranges, each point before, fitted and held out.
+  const html = Deno.readTextFileSync(`${out}/calibration.html`);
+  assert.match(run.stdout, new RegExp(`^wrote ${out.replaceAll(".", "\\.")}/calibration\\.html$`, "m"));
+  assert.equal(html.match(/<h2>Calibration of /g)?.length, 3);
+  assert.match(
+    html,
+    /<td>step_overhead<\/td><td class="num">[\d]+ µs<\/td><td class="num">\d+ µs<\/td><td class="num">0 µs – 100000 µs<\/td>/,
+  );
+  assert.match(html, /at the min of its range: the model lacks what it stands in for/);
+  assert.equal(html.match(/data-chart="errors-\d"/g)?.length, 3);
   // Each device with the engine record its cases run on (TensorRT-LLM 0.12's kernel tables time the GEMMs and
   // attention, so the device's efficiencies move nothing and are said not to be fitted).
   for (const d of ["A100_SXM_80G", "H100_SXM_80G", "L40S_48G"]) {

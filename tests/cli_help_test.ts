@@ -36,7 +36,7 @@ const HELP_FIRST_LINES: Record<string, string> = {
   baseline: "Usage: deno task baseline [scenario.yaml …] [--baseline-dir DIR]",
   validate: "Usage: deno task validate",
   schema: "Usage: deno task schema",
-  calibrate: "Usage: deno task calibrate manifest.yaml   (see core/calibrate/manifest.ts for its keys)",
+  calibrate: "Usage: deno task calibrate manifest.yaml [--report FILE]   (see core/calibrate/manifest.ts for its keys)",
   plan: "Usage: deno task plan --common_config_path C.yaml --target_rate R --slo 'ttft.p99<=2' [--slo …]",
   "golden:update": "Usage: deno task golden:update",
   "docs:catalog": "Usage: deno task docs:catalog",

@@ -17,6 +17,7 @@ import type { CliRun } from "./_helpers.ts";
 import { findChromium, launchChromium, runScreenshot, screenshotPage } from "../tools/screenshot.ts";
 import { runCompare } from "../tools/compare.ts";
 import { runPlan } from "../tools/plan.ts";
+import { runCalibrate } from "../tools/calibrate.ts";
 
 const FIXTURE_HTML = `${ROOT}tests/testdata/report_fixture.html`;
 const FIXTURE_JSON = `${ROOT}tests/testdata/report_fixture.json`;
@@ -333,6 +334,27 @@ Deno.test({
         const check = await checker.check(`${out}/plan.html`, {}, { numbers: false });
         assertPasses(check, `${out}/plan.html`);
         assert.ok("pareto" in check.charts);
+      });
+      await t.step("deno task calibrate --scenarios … --report (TensorRT-LLM TTFT rows, three devices)", async () => {
+        const out = `${dir}/calibrate`;
+        const r = await captureTaskAsync(runCalibrate, [
+          "--scenarios",
+          `${ROOT}scenarios/validation/trtllm-ttft-*.yaml`,
+          "--fit",
+          "matmul,attention,step_overhead",
+          "--folds",
+          "2",
+          "--iterations",
+          "3",
+          "--output",
+          out,
+          "--report",
+          `${dir}/calibration.html`,
+        ]);
+        assert.equal(r.code, 0, r.stderr);
+        const check = await checker.check(`${dir}/calibration.html`, {}, { numbers: false });
+        assertPasses(check, `${dir}/calibration.html`);
+        assert.deepEqual(Object.keys(check.charts), ["errors-0", "errors-1", "errors-2"]);
       });
       await t.step("deno task compare example.json pd.json --report", async () => {
         const a = exampleJson ?? await runJsonOnly(`${dir}/example`, []);

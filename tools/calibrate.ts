@@ -29,6 +29,7 @@ import type { CalibrationResult, FitParameter } from "../core/calibrate/fit.ts";
 import { expandScenarioPaths, loadManifest, twiceListed } from "../core/calibrate/manifest.ts";
 import type { ScenarioManifest } from "../core/calibrate/manifest.ts";
 import { calibrateScenarios, loadScenarioCases } from "../core/calibrate/scenarios.ts";
+import { calibrationReportHtml } from "../core/calibrate/report.ts";
 import { CONSOLE_OUTPUT, taskMain, VERSION_LINE } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
 import { makeOutputDir, outputDirProblem, OutputError, outputFileProblem, writeOutput } from "../cli_output.ts";
@@ -39,9 +40,9 @@ const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const signed = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
 
 const USAGE = [
-  "Usage: deno task calibrate manifest.yaml   (see core/calibrate/manifest.ts for its keys)",
+  "Usage: deno task calibrate manifest.yaml [--report FILE]   (see core/calibrate/manifest.ts for its keys)",
   "       deno task calibrate --scenarios FILE… [--engine NAME] [--fit a,b,…] [--folds K] [--iterations N]",
-  "                           [--max-requests N] [--output DIR]",
+  "                           [--max-requests N] [--output DIR] [--report FILE]",
   "",
   "Fits the device's efficiencies and host costs to measured benchmark results (a manifest), or to the",
   "measured: rows of validation scenarios (--scenarios), prints the error before and after with k-fold",
@@ -53,6 +54,8 @@ const USAGE = [
   `  --iterations N      Levenberg-Marquardt iterations per fit (default ${FIT_ITERATIONS}, at most ${TASK_LIMITS.calibrateIterations})`,
   "  --max-requests N    cap each scenario's requests",
   "  --output DIR        where to write the device files (default .)",
+  "  --report FILE       also write an HTML report: each device's constants before and after with their ranges,",
+  "                      and every point's error before, fitted and held out",
   "  -h, --help          show this help and exit",
   "",
   "A fit of more than a second shows its progress on stderr when that is a terminal.",
@@ -202,10 +205,14 @@ function fitProgress(io: TaskOutput): Promise<Progress> {
   });
 }
 
-async function runManifest(file: string, io: TaskOutput): Promise<number> {
+async function runManifest(file: string, io: TaskOutput, report?: string): Promise<number> {
   const m = loadManifest(file, denoFileSystem);
   const spec: OutputSpec = { flag: "output", at: m.outputAt };
-  if (m.kind === "scenarios") return runScenarios({ ...m, how: m.file, spec }, io);
+  if (m.kind === "scenarios") return runScenarios({ ...m, how: m.file, spec, ...(report ? { report } : {}) }, io);
+  if (report !== undefined) {
+    const problem = fileProblem("--report", report, m.inputs, false);
+    if (problem) throw new OutputError(problem);
+  }
   // The output is checked before the fit: a typo costs no fit. The default (no line: no output: key) is a name
   // the task chose beside the manifest, so it is never written through a symbolic link; a file the user named may be one.
   const chosen = m.outputAt.line === undefined;
@@ -232,6 +239,10 @@ async function runManifest(file: string, io: TaskOutput): Promise<number> {
     io.out(`  ${cv.folds}-fold cross-validated: ${pct(cv.before)} uncalibrated, ${pct(cv.after)} calibrated`);
   } else io.out("  one run: nothing to hold out, so no cross-validated figure");
   for (const line of boundLines(r, m.setup.device.name)) io.err(line);
+  if (report !== undefined) {
+    const devices = [{ name: m.setup.device.name, fittedOn: `${m.runs.length} measured runs`, result: r }];
+    writeReport(report, await calibrationReportHtml(`deno task calibrate ${text(m.file)}`, devices), m.inputs, io);
+  }
   const refused = worse(r);
   if (refused) {
     io.err(`calibrate: ${refused}`);
@@ -255,6 +266,8 @@ async function runManifest(file: string, io: TaskOutput): Promise<number> {
 type ScenarioRun = Omit<ScenarioManifest, "kind" | "file" | "outputAt"> & {
   /** The manifest, or the command line, for messages. */
   readonly how: string;
+  /** Where the HTML report goes (`--report`), if anywhere. */
+  readonly report?: string;
   /** Where the output folder was named. */
   readonly spec: OutputSpec;
 };
@@ -303,6 +316,10 @@ async function runScenarios(m: ScenarioRun, io: TaskOutput): Promise<number> {
       const problem = fileProblem(spec.flag, deviceFileIn(m.outputDir, group), m.inputs, true);
       if (problem) throw outputFailure(spec, problem);
     }
+  }
+  if (m.report !== undefined) {
+    const problem = fileProblem("--report", m.report, m.inputs, false);
+    if (problem) throw new OutputError(problem);
   }
   const progress = await fitProgress(io);
   let r: ReturnType<typeof calibrateScenarios>;
@@ -354,6 +371,14 @@ async function runScenarios(m: ScenarioRun, io: TaskOutput): Promise<number> {
     write(spec, out, deviceFileText(d.device, res.fitted, header), m.inputs, true);
     io.out(`  wrote ${text(out)}`);
   }
+  if (m.report !== undefined) {
+    const devices = r.devices.map((d) => ({
+      name: d.group,
+      fittedOn: `${d.cases.length} validation scenarios`,
+      result: d.result,
+    }));
+    writeReport(m.report, await calibrationReportHtml(`deno task calibrate ${text(m.how)}`, devices), m.inputs, io);
+  }
   io.out(
     `pooled over ${r.devices.length} device(s), ${r.points} figures: median |error| ${
       pct(r.errorBefore)
@@ -400,7 +425,7 @@ function runFlags(args: string[], io: TaskOutput): Promise<number> {
       while (i + 1 < args.length && !args[i + 1].startsWith("--")) scenarios.push(args[++i]);
       continue;
     }
-    const m = /^--(engine|fit|folds|iterations|max-requests|output)(?:=(.*))?$/.exec(a);
+    const m = /^--(engine|fit|folds|iterations|max-requests|output|report)(?:=(.*))?$/.exec(a);
     if (!m) {
       const what = a.startsWith("-") ? "option" : "argument";
       throw commandLine(`unknown ${what} '${clip(a)}' ${HINT}`);
@@ -437,6 +462,7 @@ function runFlags(args: string[], io: TaskOutput): Promise<number> {
     folds,
     ...(iterations !== undefined ? { iterations } : {}),
     outputDir: opts.output ?? ".",
+    ...(opts.report !== undefined ? { report: opts.report } : {}),
     inputs: paths,
     scenariosAt: { file: "(command line)", keyPath: "--scenarios" },
     how: `--scenarios … (${scenarios.length} paths)`,
@@ -451,6 +477,18 @@ function main(args: string[], io: TaskOutput): Promise<number> | number {
   }
   if (args.includes("--version")) return (io.out(VERSION_LINE), 0);
   if (args.includes("--scenarios")) return runFlags(args, io);
+  // A manifest, and optionally --report FILE.
+  const at = args.findIndex((a) => a === "--report" || a.startsWith("--report="));
+  let report: string | undefined;
+  if (at >= 0) {
+    const inline = args[at].startsWith("--report=") ? args[at].slice("--report=".length) : undefined;
+    report = inline ?? args[at + 1];
+    if (report === undefined || report === "") {
+      io.err(`calibrate: --report needs a file ${HINT}`);
+      return 2;
+    }
+    args = args.filter((_, i) => i !== at && (inline !== undefined || i !== at + 1));
+  }
   if (args.length !== 1 || args[0].startsWith("-")) {
     const bad = args.find((a) => a.startsWith("-"));
     io.err(
@@ -460,7 +498,13 @@ function main(args: string[], io: TaskOutput): Promise<number> | number {
     );
     return 2;
   }
-  return runManifest(args[0], io);
+  return runManifest(args[0], io, report);
+}
+
+/** Writes the calibration report (checked writable before the fit) and says so. */
+function writeReport(path: string, html: string, inputs: readonly string[], io: TaskOutput): void {
+  write({ flag: "--report" }, path, html, inputs, false);
+  io.out(`wrote ${text(path)}`);
 }
 
 /** Where the command's lines go: stdout and stderr, or a test's capture. */
