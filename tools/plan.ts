@@ -77,6 +77,7 @@ and prints the Pareto front of tokens/s per device against tokens/s per user.
   --quantization A,B,…     quantize_linear_action values to try (DISABLED, W8A8_DYNAMIC, …)
   --engines A,B,…          engine profiles to try (vllm, sglang, trtllm, mindie, lmdeploy)
   --kv_cache_dtype A,B,…   KV-cache dtypes to try (quantize_attention_action: DISABLED, INT8, FP8)
+  --mtp_tokens 0,1,2       MTP speculation to try: draft tokens per step (num_mtp_tokens; models with MTP layers)
   --prices FILE            price per device-hour by device type; ranks by $ per million output tokens
   --seeds N                seeds per simulated point (default 1)
   --workers N              plan candidates on N Web Workers (default: one per core; 1: in this process)
@@ -111,6 +112,7 @@ const OPTIONS = [
   "--quantization",
   "--engines",
   "--kv_cache_dtype",
+  "--mtp_tokens",
   "--parallel",
   "--workers",
 ];
@@ -218,6 +220,14 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
       return bad(`${flag}: expected integers ≥ 1, got '${clip(v)}'`);
     }
     settings[key] = list;
+  }
+  const mtp = opt("--mtp_tokens");
+  if (mtp !== undefined) {
+    const list = mtp.split(",").map((x) => Number(x.trim()));
+    if (list.some((n) => !Number.isSafeInteger(n) || n < 0 || n > 8)) {
+      return bad(`--mtp_tokens: expected integers from 0 to 8, got '${clip(mtp)}'`);
+    }
+    settings["model_config.num_mtp_tokens"] = list;
   }
   // Named values a search tries: each flag's list, every value one the contract names.
   for (
@@ -340,6 +350,7 @@ const SETTING_FLAG: Record<string, string> = {
   "model_config.quantize_linear_action": "--quantization",
   "serving_config.engine": "--engines",
   "model_config.quantize_attention_action": "--kv_cache_dtype",
+  "model_config.num_mtp_tokens": "--mtp_tokens",
 };
 
 /** A request problem of a fresh plan, as its flag: `--seeds: expected …`. */
@@ -621,6 +632,7 @@ function settingsCell(settings: Readonly<Record<string, number | string>>): stri
     "model_config.quantize_linear_action": "quant",
     "serving_config.engine": "engine",
     "model_config.quantize_attention_action": "kv",
+    "model_config.num_mtp_tokens": "mtp",
   };
   return Object.entries(settings).map(([k, v]) => `${short[k] ?? k}=${v}`).join(" ") || "-";
 }

@@ -74,6 +74,8 @@ export interface ModelSpec {
   readonly moe?: MoeSpec;
   /** Latent-attention layout, for DeepSeek models. */
   readonly mla?: MlaSpec;
+  /** Multi-token-prediction layers (`num_nextn_predict_layers`): the drafts MTP speculation uses; 0 without. */
+  readonly mtpLayers: number;
 }
 
 /** Thrown through this callback when a required field is missing or wrong. */
@@ -173,6 +175,7 @@ export function modelSpecFromHf(id: string, cfg: HfConfig, fail: FieldError): Mo
     maxPositions: cfg.max_position_embeddings ?? undefined,
     moe,
     mla,
+    mtpLayers: cfg.num_nextn_predict_layers ?? 0,
   };
   if (spec.layers === 0) fail("num_hidden_layers", "must be positive");
   if (spec.vocab === 0) fail("vocab_size", "must be positive");

@@ -352,6 +352,12 @@ function feasibility(
   if (id.parallel !== "tp" && !cfg.model.moe) {
     return `${id.parallel}: expert parallelism needs a mixture-of-experts model`;
   }
+  const mtp = Number(id.settings["model_config.num_mtp_tokens"] ?? 0);
+  if (mtp > 0 && cfg.model.mtpLayers === 0) {
+    return `MTP speculation (${mtp} draft token${
+      mtp > 1 ? "s" : ""
+    }) needs a model with MTP layers; ${cfg.model.id} has none (num_nextn_predict_layers)`;
+  }
   const layout = resolveLayout(cfg.model, cfg.groups[0].config.parallel_config, tp);
   if (layout.kind === "violations") return layout.violations.map((v) => `${v.key} ${v.message}`).join("; ");
   try {

@@ -73,7 +73,7 @@ const TOPOLOGY = ["agg", "disagg"] as const;
 
 /**
  * The settings a search may vary (`--max_num_seqs`, `--max_tokens_budget`,
- * `--quantization`, `--engines`, `--kv_cache_dtype`).
+ * `--quantization`, `--engines`, `--kv_cache_dtype`, `--mtp_tokens`).
  */
 export const PLAN_SETTING_KEYS = [
   "serving_config.max_num_seqs",
@@ -81,6 +81,7 @@ export const PLAN_SETTING_KEYS = [
   "model_config.quantize_linear_action",
   "serving_config.engine",
   "model_config.quantize_attention_action",
+  "model_config.num_mtp_tokens",
 ] as const;
 
 /** A plan request's shape (see {@link PlanRequest}); {@link requestProblem} checks the rest. */
@@ -101,6 +102,7 @@ const PlanRequestSchema = object({
     "model_config.quantize_linear_action": list(oneOf(LINEAR_QUANT)).optional(),
     "serving_config.engine": list(oneOf(ENGINES)).optional(),
     "model_config.quantize_attention_action": list(oneOf(ATTENTION_QUANT)).optional(),
+    "model_config.num_mtp_tokens": list(countInt()).optional(),
   }).optional(),
   maxDevices: positiveInt(),
   prices: z.record(text(), finiteNonNegative(), { error: (i) => `expected an object, ${got(i)}` }).optional(),
