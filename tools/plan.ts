@@ -82,7 +82,8 @@ and prints the Pareto front of tokens/s per device against tokens/s per user.
   --seeds N                seeds per simulated point (default 1)
   --workers N              plan candidates on N Web Workers (default: one per core; 1: in this process)
   --top N                  rows of the ranked table (default 10)
-  --out DIR                write plan.json, deployment.yaml, scenario.yaml and pareto.svg there
+  --out DIR                write plan.json, deployment.yaml, scenario.yaml, pareto.svg, plan.html and
+                           launch/ (each engine's launch scripts and Kubernetes manifests) there
   --report-dir DIR         write those files and plan.html there: the ranked table, the Pareto
                            front, and the winner's scenario run again with its charts
   --shard I/N              plan the I-th of N shares of the candidates (0 ≤ I < N) and write
@@ -152,7 +153,7 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
       const inputs = names.map((n) => join(mergeDir, n));
       // Without --out, the plan goes into the shard folder: a problem there is named as --merge's.
       const flag = opt("--out") === undefined ? "--merge" : "--out";
-      const problem = outputsProblem(flag, out, PLAN_FILES, inputs) ??
+      const problem = outputsProblem(flag, out, REPORT_FILES, inputs) ??
         (reportDir === undefined ? undefined : outputsProblem("--report-dir", reportDir, REPORT_FILES, inputs));
       if (problem) return bad(problem);
       const result = mergeShards(mergeDir, names);
@@ -264,7 +265,7 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
   // The output folders are checked before any simulation, and a write that still fails is one line, exit 2.
   const outProblem = out === undefined
     ? undefined
-    : outputsProblem("--out", out, shard.count > 1 ? [shardFileName(shard)] : PLAN_FILES, inputs);
+    : outputsProblem("--out", out, shard.count > 1 ? [shardFileName(shard)] : REPORT_FILES, inputs);
   if (outProblem) return bad(outProblem);
   const reportProblem = reportDir === undefined
     ? undefined
@@ -433,12 +434,18 @@ async function finish(
     );
   };
   if (to && result.ranked.length) await write(to.flag, to.dir);
-  if (reportDir !== undefined) {
-    if (result.ranked.length && reportDir !== to?.dir) await write("--report-dir", reportDir);
-    const html = await planReportHtml(result, lines, reportDir);
-    makeOutputDir("--report-dir", reportDir);
-    writeOutput("--report-dir", `${reportDir}/plan.html`, html, inputs, true);
-    io.out(`wrote ${reportDir}/plan.html`);
+  // The page goes to --report-dir, or beside --out's files.
+  const pageAt = reportDir !== undefined
+    ? { flag: "--report-dir", dir: reportDir }
+    : to && result.ranked.length
+    ? to
+    : undefined;
+  if (pageAt) {
+    if (result.ranked.length && pageAt.dir !== to?.dir) await write(pageAt.flag, pageAt.dir);
+    const html = await planReportHtml(result, lines, pageAt.dir);
+    makeOutputDir(pageAt.flag, pageAt.dir);
+    writeOutput(pageAt.flag, `${pageAt.dir}/plan.html`, html, inputs, true);
+    io.out(`wrote ${pageAt.dir}/plan.html`);
   }
   return result.ranked.length ? 0 : 1;
 }

@@ -104,6 +104,8 @@ export interface LineExtras {
   readonly points?: readonly Record<string, unknown>[];
   /** A log y axis (for values spanning more than two decades: {@link spansDecades}). */
   readonly logY?: boolean;
+  /** A log x axis (likewise: a latency CDF from 30 ms to a minute). */
+  readonly logX?: boolean;
   /** A y range to shade, e.g. where an SLO holds. */
   readonly band?: { readonly from: number; readonly to: number };
 }
@@ -120,7 +122,12 @@ export function lineSpec(
   const line = {
     mark: { type: "line", interpolate: "linear", point: rows.length <= 40 },
     encoding: {
-      x: { field: x.field, type: "quantitative", title: x.title, ...flatScale(rows, x.field) },
+      x: {
+        field: x.field,
+        type: "quantitative",
+        title: x.title,
+        ...(extra.logX ? { scale: { type: "log" } } : flatScale(rows, x.field)),
+      },
       y: { field: y.field, type: "quantitative", title: y.title, ...yScale },
       // The legend below the plot, its labels whole: a long series name wraps the legend, never cuts.
       ...(series

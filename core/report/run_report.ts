@@ -10,7 +10,7 @@ import type { RunOutput } from "../assembly/run.ts";
 import { ALL_STATISTICS, CDF_COLUMNS, EXT_COLUMNS, METRIC_COLUMNS, OVERALL_KEYS } from "../metrics/summary.ts";
 import type { StepBreakdown } from "../hardware/batch.ts";
 import { runJson } from "./run_json.ts";
-import { chart, lineSpec, numberCell, page, section, stackedBarSpec, table, textCell } from "./html.ts";
+import { chart, lineSpec, numberCell, page, section, spansDecades, stackedBarSpec, table, textCell } from "./html.ts";
 
 /** The JSON document's per-statistic tables as HTML (rows: statistics; columns: metrics). */
 function statTable(doc: unknown, caption: string, root: string, columns: readonly string[], side?: "a" | "b") {
@@ -131,15 +131,18 @@ export async function cdfCharts(docs: readonly { doc: unknown; run?: string }[])
   for (const column of CDF_COLUMNS) {
     const rows = docs.flatMap((d) => cdfRows(d.doc, column, d.run));
     if (rows.length === 0) continue;
+    const log = spansDecades(rows.map((r) => Number(r.seconds)));
     out.push(
       await chart(
         `cdf-${column}`,
         `${column} CDF`,
         lineSpec(
-          rows,
+          // A log axis drops the zeros (a client that never waited): a latency spanning two decades reads on one.
+          log ? rows.filter((r) => Number(r.seconds) > 0) : rows,
           { field: "seconds", title: column },
           { field: "quantile", title: "requests (fraction)" },
           docs.length > 1 ? { field: "run", title: "run" } : undefined,
+          { logX: log },
         ),
       ),
     );
