@@ -354,25 +354,31 @@ Deno.test("disaggregated: the planned prefill and decode counts pass their scena
   }
 });
 
-Deno.test("a grid of batch limits and quantizations: each combination is a candidate, and the winner's scenario carries its settings", async () => {
-  const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
-  const r = await captureTaskAsync(runPlan, [
+/** `deno task plan` in this process for Llama-3.1-8B chat on one H100 per instance (TP 1), at `rate` under `slo`. */
+const planOnH100 = (rate: number, slo: string, more: string[]) =>
+  captureTaskAsync(runPlan, [
     "--common_config_path",
     CHAT,
     "--target_rate",
-    "45",
+    String(rate),
     "--slo",
-    "ttft.p99<=0.5",
+    slo,
     "--devices",
     "H100_SXM_80G",
     "--tp",
     "1",
+    "--workers",
+    "1",
+    ...more,
+  ]);
+
+Deno.test("a grid of batch limits and quantizations: each combination is a candidate, and the winner's scenario carries its settings", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
+  const r = await planOnH100(45, "ttft.p99<=0.5", [
     "--max_num_seqs",
     "32,256",
     "--quantization",
     "DISABLED,W8A8_DYNAMIC",
-    "--workers",
-    "1",
     "--out",
     dir,
   ]);
@@ -395,23 +401,11 @@ Deno.test("a grid of batch limits and quantizations: each combination is a candi
 
 Deno.test("--engines and --kv_cache_dtype: each engine profile and KV dtype is a candidate, and the winner's scenario names them", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
-  const r = await captureTaskAsync(runPlan, [
-    "--common_config_path",
-    CHAT,
-    "--target_rate",
-    "30",
-    "--slo",
-    "tpot.p99<=0.02",
-    "--devices",
-    "H100_SXM_80G",
-    "--tp",
-    "1",
+  const r = await planOnH100(30, "tpot.p99<=0.02", [
     "--engines",
     "vllm,sglang,trtllm",
     "--kv_cache_dtype",
     "DISABLED,FP8",
-    "--workers",
-    "1",
     "--report-dir",
     dir,
   ]);
