@@ -33,7 +33,7 @@ import { LmdeployFormer, runsLmdeployLoop } from "./lmdeploy_former.ts";
 import { accountStep, applyStep, engineStats } from "./step_accounting.ts";
 import type { EngineSpec, EngineStats } from "./types.ts";
 import type { EngineState } from "./engine_state.ts";
-import { reservesLastToken, unservable, unservableCategory } from "./unservable.ts";
+import { reservesLastToken, unservable, unservableCategory, unservableKey } from "./unservable.ts";
 import type { Unservable } from "./unservable.ts";
 
 export { LAZY_AFTER } from "./lazy_decode.ts";
@@ -158,6 +158,12 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
 
   /** The text of each reason a request cannot run here, built once (routing asks per request). */
   #whyText = new Map<Unservable, string | undefined>();
+
+  /** What decides which requests this engine can serve ({@link unservableKey}): engines alike answer alike. */
+  get unservableKey(): string {
+    return this.#unservableKey ??= unservableKey(this.spec);
+  }
+  #unservableKey: string | undefined;
 
   /** Whether a request of these lengths can ever complete here, or why not. */
   whyUnservable(input: number, output: number): string | undefined {

@@ -40,6 +40,9 @@ function newTable(n: number): RequestTable {
   };
 }
 
+/** What decides which requests an engine can serve: engines with the same kind answer alike. */
+const kindOf = (e: Engine) => e.unservableKey;
+
 /**
  * Runs one simulation to completion.
  *
@@ -81,6 +84,8 @@ class Simulation {
   readonly #decodeRouter: ReturnType<typeof makeRouter>;
   /** PD-disaggregated: requests go to prefill engines first (`front`), then to decode engines. */
   readonly #front: Engine[];
+  /** For each pool (front, decoders), one engine of each kind ({@link kindOf}) in it, in pool order. */
+  readonly #specsOf = new Map<Engine[], Engine[]>();
   readonly #decoders: Engine[];
   readonly #transfers: TransferManager;
   readonly #source: { next(): RequestDraw; readonly count: number };
@@ -107,6 +112,10 @@ class Simulation {
     this.#router = makeRouter(input.routing, w.seed);
     this.#front = this.#engines.filter((e) => e.spec.role !== "decode");
     this.#decoders = this.#engines.filter((e) => e.spec.role === "decode");
+    for (const pool of [this.#front, this.#decoders]) {
+      const seen = new Set<string>();
+      this.#specsOf.set(pool, pool.filter((e) => !seen.has(kindOf(e)) && (seen.add(kindOf(e)), true)));
+    }
     this.#decodeRouter = makeRouter(input.routing, w.seed + 1);
     this.#transfers = new TransferManager(
       this.#engines.map((e) => ({ out: e.spec.linkBandwidth / 1e6, in: e.spec.linkBandwidth / 1e6 })),
@@ -303,17 +312,29 @@ class Simulation {
     }
   }
 
-  /** The engines of `pool` that can serve a request of these lengths, or why none can. */
+  /**
+   * The engines of `pool` that can serve a request of these lengths, or why none can. Engines alike in every setting
+   * that decides it (the engines of one instance group: their specs differ only in labels) answer alike, so one of
+   * each kind is asked (`pool` itself comes back when every kind can: a fleet of 512 engines of one group asks once
+   * per request, not 512 times).
+   */
   #eligible(pool: Engine[], input: number, output: number): Engine[] | string {
-    const ok = [];
+    const specs = this.#specsOf.get(pool)!;
     let reason = "";
-    for (const e of pool) {
+    let refused = 0;
+    const why = specs.map((e) => {
       // A prefill engine holds only the prompt (and computes the first token).
-      const why = e.whyUnservable(input, e.spec.role === "prefill" ? 1 : output);
-      if (why === undefined) ok.push(e);
-      else reason ||= `${e.spec.role === "both" ? "" : `${e.spec.role} engines: `}${why}`;
-    }
-    return ok.length ? ok : reason;
+      const w = e.whyUnservable(input, e.spec.role === "prefill" ? 1 : output);
+      if (w !== undefined) {
+        refused++;
+        reason ||= `${e.spec.role === "both" ? "" : `${e.spec.role} engines: `}${w}`;
+      }
+      return w;
+    });
+    if (refused === 0) return pool;
+    if (refused === specs.length) return reason;
+    const ok = new Set(specs.filter((_, i) => why[i] === undefined).map(kindOf));
+    return pool.filter((e) => ok.has(kindOf(e)));
   }
 
   /** Sends as many backlogged requests as max_concurrency allows. */

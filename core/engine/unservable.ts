@@ -154,3 +154,26 @@ export function unservableCategory(s: EngineSpec, input: number, output: number)
   }
   return undefined;
 }
+
+/**
+ * What {@link unservable} reads of a spec, as one string: engines with the
+ * same key answer every request alike (the simulator asks one of them).
+ * Every field unservable() and the rules it looks up read is here; a new
+ * one must be added.
+ */
+export function unservableKey(s: EngineSpec): string {
+  return JSON.stringify([
+    s.role,
+    s.kvBlocks,
+    s.blockSize,
+    s.maxTokens,
+    s.maxModelLen ?? null,
+    s.scheduler ?? null,
+    s.admission,
+    s.chunkedPrefill,
+    s.mixPrefillDecode,
+    s.prefixCaching,
+    s.draftTokens,
+    s.schedulerSteps ?? null,
+  ]);
+}
