@@ -21,6 +21,7 @@ import "../../core/hardware/roofline_test.ts";
 import "../../core/launch/launch_test.ts";
 import "../../core/metrics/load_test.ts";
 import "../../core/metrics/percentile_test.ts";
+import "../../core/metrics/sketch_test.ts";
 import "../../core/model/model_spec_test.ts";
 import "../../core/engine/admission_test.ts";
 import "../../core/engine/batching_test.ts";
