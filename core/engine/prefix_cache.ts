@@ -56,9 +56,16 @@ export function blockKeys(
   input: number,
   own: number,
   ownKeys = true,
-): number[] {
+): readonly number[] {
   const covered = prefix ? Math.min(input, prefix.ids.length * prefix.blockTokens) : 0;
   const blocks = Math.floor(input / blockSize);
+  // No shared prefix and its own blocks unkeyed: every block UNKEYED, one array per length for the whole run (a
+  // million requests allocated a million of them).
+  if (!prefix && !ownKeys) {
+    let keys = UNKEYED_BLOCKS.get(blocks);
+    if (!keys) UNKEYED_BLOCKS.set(blocks, keys = Object.freeze(new Array<number>(blocks).fill(UNKEYED)));
+    return keys;
+  }
   const keys = new Array<number>(blocks);
   let chain = 0;
   let m = -1;
@@ -82,6 +89,9 @@ export function blockKeys(
   }
   return keys;
 }
+
+/** Shared all-UNKEYED key arrays by block count ({@link blockKeys}); frozen, as every caller only reads them. */
+const UNKEYED_BLOCKS = new Map<number, readonly number[]>();
 
 /**
  * Cached blocks with reference counts and an LRU of the unreferenced.

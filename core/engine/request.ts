@@ -55,7 +55,7 @@ export class Request {
    * admission; those of its own content only from its first preemption,
    * UNKEYED until then: see blockKeys).
    */
-  cacheKeys: number[] | undefined;
+  cacheKeys: readonly number[] | undefined;
   /** The block size its keys were computed with. */
   keyBlockSize = 0;
   /** Its first blocks that are shared prefix-cache blocks. */
