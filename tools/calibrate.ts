@@ -29,15 +29,12 @@ import type { CalibrationResult, FitParameter } from "../core/calibrate/fit.ts";
 import { expandScenarioPaths, loadManifest, twiceListed } from "../core/calibrate/manifest.ts";
 import type { ScenarioManifest } from "../core/calibrate/manifest.ts";
 import { calibrateScenarios, loadScenarioCases } from "../core/calibrate/scenarios.ts";
-import { calibrationReportHtml } from "../core/calibrate/report.ts";
+import { calibrationReportHtml, constantText, percentText, signedPercentText } from "../core/calibrate/report.ts";
 import { CONSOLE_OUTPUT, taskMain, VERSION_LINE } from "../scenarios/_args.ts";
 import type { TaskOutput } from "../scenarios/_args.ts";
 import { makeOutputDir, outputDirProblem, OutputError, outputFileProblem, writeOutput } from "../cli_output.ts";
 import { progressBar } from "../cli_progress.ts";
 import type { Progress } from "../cli_progress.ts";
-
-const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-const signed = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
 
 const USAGE = [
   "Usage: deno task calibrate manifest.yaml [--report FILE]   (see core/calibrate/manifest.ts for its keys)",
@@ -97,16 +94,13 @@ function folderProblem(flag: string, path: string): string | undefined {
 /** One line on stderr for a bad argument; exit 2. */
 const HINT = "(deno task calibrate --help)";
 
-/** A fitted constant in its unit. */
-const shown = (p: string, v: number) => (p.endsWith("_overhead") ? `${(v * 1e6).toFixed(0)} µs` : v.toFixed(3));
-
 /** A warning line per fitted constant at an end of its range. */
 function boundLines(r: CalibrationResult, what: string): string[] {
   return atBounds(r).map((b) =>
-    `warning: ${text(what)}: ${b.parameter} fitted to ${shown(b.parameter, b.value)}, at the ${b.bound} of its range (${
-      shown(b.parameter, b.min)
-    } to ${
-      shown(b.parameter, b.max)
+    `warning: ${text(what)}: ${b.parameter} fitted to ${
+      constantText(b.parameter, b.value)
+    }, at the ${b.bound} of its range (${constantText(b.parameter, b.min)} to ${
+      constantText(b.parameter, b.max)
     }): the measurements want a value the range does not allow, so the model lacks something this constant stands in for`
   );
 }
@@ -121,8 +115,8 @@ function pointLines(r: CalibrationResult, name: (source: string) => string): str
   return [
     `  ${"point metric".padEnd(width)}  before (as run)   fitted  held-out`,
     ...rows.map(([n, e]) =>
-      `  ${n.padEnd(width)}  ${signed(e.before).padStart(15)}  ${signed(e.after).padStart(7)}  ${
-        (e.heldOut !== undefined ? signed(e.heldOut) : "-").padStart(8)
+      `  ${n.padEnd(width)}  ${signedPercentText(e.before).padStart(15)}  ${signedPercentText(e.after).padStart(7)}  ${
+        (e.heldOut !== undefined ? signedPercentText(e.heldOut) : "-").padStart(8)
       }`
     ),
   ];
@@ -138,14 +132,14 @@ function worse(r: CalibrationResult): string | undefined {
   return r.rmsAfter > r.rmsBefore * (1 + 1e-9)
     ? `the fit makes its own points worse (rms log error ${r.rmsBefore.toFixed(3)} before, ${
       r.rmsAfter.toFixed(3)
-    } after; median |error| ${pct(r.errorBefore)} before, ${pct(r.errorAfter)} after): not written`
+    } after; median |error| ${percentText(r.errorBefore)} before, ${percentText(r.errorAfter)} after): not written`
     : undefined;
 }
 
 /** The error lines of a fit: median |error| and the rms log error it minimizes, before and after. */
 function errorLines(r: CalibrationResult): string[] {
   return [
-    `  median |error|: ${pct(r.errorBefore)} before, ${pct(r.errorAfter)} after`,
+    `  median |error|: ${percentText(r.errorBefore)} before, ${percentText(r.errorAfter)} after`,
     `  rms log error (what the fit minimizes): ${r.rmsBefore.toFixed(3)} before, ${r.rmsAfter.toFixed(3)} after`,
   ];
 }
@@ -153,7 +147,7 @@ function errorLines(r: CalibrationResult): string[] {
 /** The constants before and after, one line each. */
 function constantLines(r: CalibrationResult): string[] {
   return FIT_PARAMETERS.map((p) =>
-    `  ${p.padEnd(14)} ${shown(p, r.start[p]).padStart(8)} -> ${shown(p, r.fitted[p]).padStart(8)}${
+    `  ${p.padEnd(14)} ${constantText(p, r.start[p]).padStart(8)} -> ${constantText(p, r.fitted[p]).padStart(8)}${
       r.parameters.includes(p)
         ? ""
         : r.noEffect.includes(p)
@@ -236,7 +230,9 @@ async function runManifest(file: string, io: TaskOutput, report?: string): Promi
   for (const line of errorLines(r)) io.out(line);
   const cv = r.crossValidation;
   if (cv) {
-    io.out(`  ${cv.folds}-fold cross-validated: ${pct(cv.before)} uncalibrated, ${pct(cv.after)} calibrated`);
+    io.out(
+      `  ${cv.folds}-fold cross-validated: ${percentText(cv.before)} uncalibrated, ${percentText(cv.after)} calibrated`,
+    );
   } else io.out("  one run: nothing to hold out, so no cross-validated figure");
   for (const line of boundLines(r, m.setup.device.name)) io.err(line);
   if (report !== undefined) {
@@ -252,8 +248,8 @@ async function runManifest(file: string, io: TaskOutput, report?: string): Promi
     `${text(m.setup.device.name)} calibrated by \`deno task calibrate ${
       text(m.file)
     }\` on ${m.runs.length} measured runs.`,
-    `Median |error| ${pct(r.errorBefore)} before, ${pct(r.errorAfter)} after${
-      cv ? `; ${cv.folds}-fold cross-validated ${pct(cv.after)} (uncalibrated ${pct(cv.before)})` : ""
+    `Median |error| ${percentText(r.errorBefore)} before, ${percentText(r.errorAfter)} after${
+      cv ? `; ${cv.folds}-fold cross-validated ${percentText(cv.after)} (uncalibrated ${percentText(cv.before)})` : ""
     }.`,
     `Fitted: ${r.parameters.join(", ")}; every other value is the catalog's. Name this file as device_type.`,
   ];
@@ -343,7 +339,11 @@ async function runScenarios(m: ScenarioRun, io: TaskOutput): Promise<number> {
     for (const line of pointLines(res, (src) => src.replace(/^.*[\\/]/, ""))) io.out(line);
     for (const line of errorLines(res)) io.out(line);
     if (cv) {
-      io.out(`  ${cv.folds}-fold cross-validated: ${pct(cv.before)} uncalibrated, ${pct(cv.after)} calibrated`);
+      io.out(
+        `  ${cv.folds}-fold cross-validated: ${percentText(cv.before)} uncalibrated, ${
+          percentText(cv.after)
+        } calibrated`,
+      );
     } else io.out("  one scenario: nothing to hold out, so no cross-validated figure");
     for (const line of boundLines(res, d.group)) io.err(line);
     const refused = worse(res);
@@ -363,8 +363,8 @@ async function runScenarios(m: ScenarioRun, io: TaskOutput): Promise<number> {
       `${text(d.group)} calibrated by \`deno task calibrate ${
         text(m.how)
       }\` on ${d.cases.length} validation scenarios.`,
-      `Median |error| ${pct(res.errorBefore)} before, ${pct(res.errorAfter)} after${
-        cv ? `; ${cv.folds}-fold cross-validated ${pct(cv.after)} (uncalibrated ${pct(cv.before)})` : ""
+      `Median |error| ${percentText(res.errorBefore)} before, ${percentText(res.errorAfter)} after${
+        cv ? `; ${cv.folds}-fold cross-validated ${percentText(cv.after)} (uncalibrated ${percentText(cv.before)})` : ""
       }.`,
       `Fitted: ${res.parameters.join(", ")}; every other value is the catalog's. Name this file as device_type.`,
     ];
@@ -381,9 +381,9 @@ async function runScenarios(m: ScenarioRun, io: TaskOutput): Promise<number> {
   }
   io.out(
     `pooled over ${r.devices.length} device(s), ${r.points} figures: median |error| ${
-      pct(r.errorBefore)
-    } uncalibrated, ${pct(r.errorAfter)} fitted${
-      r.crossValidated !== undefined ? `, ${pct(r.crossValidated)} cross-validated` : ""
+      percentText(r.errorBefore)
+    } uncalibrated, ${percentText(r.errorAfter)} fitted${
+      r.crossValidated !== undefined ? `, ${percentText(r.crossValidated)} cross-validated` : ""
     }`,
   );
   return status;

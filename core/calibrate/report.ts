@@ -20,11 +20,17 @@ export interface CalibratedDevice {
   readonly result: CalibrationResult;
 }
 
-/** A constant as a person reads it: overheads in µs, efficiencies as shares. */
-const constant = (p: string, v: number) => (p.endsWith("_overhead") ? `${(v * 1e6).toFixed(0)} µs` : v.toFixed(3));
-const pct = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "-" : `${(x * 100).toFixed(1)}%`);
-const signed = (x: number | undefined) =>
-  x === undefined || !Number.isFinite(x) ? "-" : `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
+/** A fitted constant as a person reads it: overheads in µs, efficiencies as shares (the task's lines and the page). */
+export const constantText = (p: string, v: number): string =>
+  p.endsWith("_overhead") ? `${(v * 1e6).toFixed(0)} µs` : v.toFixed(3);
+/** A share as a percentage to one decimal: `12.5%`. */
+export const percentText = (x: number): string => `${(x * 100).toFixed(1)}%`;
+/** A relative error with its sign: `+12.5%`, `-3.0%`. */
+export const signedPercentText = (x: number): string => `${x >= 0 ? "+" : ""}${percentText(x)}`;
+
+/** The page's cells: "-" where a figure is missing (no cross-validation) or not finite. */
+const pct = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "-" : percentText(x));
+const signed = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "-" : signedPercentText(x));
 const num = (v: string) => `<td class="num">${escapeHtml(v)}</td>`;
 
 /** One device's sections: its constants, its points' errors as a table and as a chart. */
@@ -43,9 +49,9 @@ async function deviceSections(d: CalibratedDevice, index: number): Promise<strin
         : "";
       return [
         textCell(p),
-        num(constant(p, r.start[p])),
-        num(constant(p, r.fitted[p])),
-        num(`${constant(p, min)} – ${constant(p, max)}`),
+        num(constantText(p, r.start[p])),
+        num(constantText(p, r.fitted[p])),
+        num(`${constantText(p, min)} – ${constantText(p, max)}`),
         textCell(note),
       ];
     }),

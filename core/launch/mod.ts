@@ -14,10 +14,9 @@ import { sglangCommands, trtllmCommands, vllmCommands } from "./commands.ts";
 import type { Command } from "./commands.ts";
 import { ENGINE_ARGS, LAUNCH_ENGINES } from "./engine_args.ts";
 import type { LaunchEngine } from "./engine_args.ts";
-import { ENGINE_TITLE, imageOf, kubernetesObjects, scriptOf, versionLines } from "./render.ts";
+import { ENGINE_TITLE, flagComment, imageOf, kubernetesObjects, scriptOf, versionLines } from "./render.ts";
 import type { ManifestServer } from "./render.ts";
 import type { LaunchSettings } from "./settings.ts";
-import { flagSource } from "./commands.ts";
 
 export { ENGINE_ARGS, LAUNCH_ENGINES } from "./engine_args.ts";
 export type { EngineArgs, LaunchEngine } from "./engine_args.ts";
@@ -168,12 +167,7 @@ function manifestYaml(
       for (const item of args?.items ?? []) {
         const text = String((item as { value: unknown }).value);
         const f = server.command.flags.find((x) => x.name === text);
-        if (f) {
-          (item as { comment?: string }).comment = ` ${
-            [f.from, f.why, server.command.role === "router" ? "" : flagSource(engine, f.name)].filter(Boolean)
-              .join("; ")
-          }`;
-        }
+        if (f) (item as { comment?: string }).comment = ` ${flagComment(engine, f, server.command.role === "router")}`;
       }
     }
     return doc.toString({ lineWidth: 0 });

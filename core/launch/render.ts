@@ -29,8 +29,8 @@ export const ENGINE_TITLE: Readonly<Record<LaunchEngine, string>> = {
   trtllm: "TensorRT-LLM",
 };
 
-/** What a flag's comment says: the plan setting, why, and where the engine defines the flag. */
-function flagComment(engine: LaunchEngine, f: Flag, router: boolean): string {
+/** What a flag's comment says (a script's and a manifest's): the plan setting, why, and where the engine defines it. */
+export function flagComment(engine: LaunchEngine, f: Flag, router: boolean): string {
   const where = router
     ? (ENGINE_ARGS[engine].extra.router ?? ENGINE_ARGS[engine].extra.disaggregated)?.source ?? ""
     : flagSource(engine, f.name);

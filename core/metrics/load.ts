@@ -187,19 +187,10 @@ export function growthInterval(
   t: RequestTable,
   from: number,
   until: "firstToken" | "finish" = "firstToken",
+  drain: Drain = drainOf(t, from),
 ): GrowthFit | undefined {
   const end = t[until];
-  // The drain is left out: once arrivals stop and the queue empties, the batch shrinks and its last requests' times
-  // fall, which a fit over them reads as a queue shrinking (or, in a steady run, as noise). Requests that got their
-  // first token within one mean decode time (first token to last) of the last first token ran in it.
-  let decode = 0, m = 0, lastFirst = -Infinity;
-  for (let i = 0; i < t.count; i++) lastFirst = Math.max(lastFirst, t.firstToken[i]);
-  for (let i = from; i < t.count; i++) {
-    if (t.finish[i] < 0 || t.firstToken[i] < 0) continue;
-    decode += t.finish[i] - t.firstToken[i];
-    m++;
-  }
-  const cut = lastFirst - (m > 0 ? decode / m : 0);
+  const { cut, decode } = drain;
   const counted = (i: number) => end[i] >= 0 && t.firstToken[i] <= cut;
   let k = 0, x0 = Infinity, x1 = -Infinity;
   for (let i = from; i < t.count; i++) {
@@ -211,7 +202,7 @@ export function growthInterval(
   // For the time to the last token, a batch spans at least a mean decode time (first token to last) of first tokens:
   // requests that share the engine's batch share their decode times, and batch means closer together than that are
   // correlated, which narrows the interval falsely.
-  const perLife = until === "finish" && m > 0 && decode > 0 ? Math.floor((x1 - x0) / (decode / m)) : GROWTH_BATCHES;
+  const perLife = until === "finish" && decode > 0 ? Math.floor((x1 - x0) / decode) : GROWTH_BATCHES;
   const batches = Math.min(GROWTH_BATCHES, Math.floor(k / 10), perLife);
   if (batches < MIN_BATCHES) return undefined;
   const xs = new Float64Array(batches);
@@ -247,6 +238,33 @@ export function growthInterval(
   const se = Math.sqrt(ssr / dof / sxx);
   const half = t95(dof) * se;
   return { ci: [slope - half, slope + half], level: my, span: xs[batches - 1] - xs[0] };
+}
+
+/** Where a run's drain starts, and its mean decode time (µs): what both fits of a run leave out, computed once. */
+export interface Drain {
+  /** Requests whose first token came after this (µs) ran in the drain. */
+  readonly cut: number;
+  /** The mean time from first token to last of requests `from`… (0 when none finished). */
+  readonly decode: number;
+}
+
+/**
+ * The drain of a run, left out of its growth fits: once arrivals stop and
+ * the queue empties, the batch shrinks and its last requests' times fall,
+ * which a fit over them reads as a queue shrinking (or, in a steady run, as
+ * noise). Requests that got their first token within one mean decode time
+ * (first token to last) of the last first token ran in it.
+ */
+export function drainOf(t: RequestTable, from: number): Drain {
+  let decode = 0, m = 0, lastFirst = -Infinity;
+  for (let i = 0; i < t.count; i++) lastFirst = Math.max(lastFirst, t.firstToken[i]);
+  for (let i = from; i < t.count; i++) {
+    if (t.finish[i] < 0 || t.firstToken[i] < 0) continue;
+    decode += t.finish[i] - t.firstToken[i];
+    m++;
+  }
+  const mean = m > 0 ? decode / m : 0;
+  return { cut: lastFirst - mean, decode: mean };
 }
 
 /** A growth fit: the slope's 95% interval, the wait's mean over the window, and the window's span (µs). */
@@ -378,11 +396,12 @@ export function loadStats(t: RequestTable): LoadStats {
   }
   const queueGrowth = waitSlope(t, Math.floor(n / 2));
   if (finish.length > 0) achievedRate = Math.min(achievedRate, offeredRate / (1 + Math.max(0, queueGrowth)));
-  const first = growthInterval(t, Math.floor(n / 2));
+  const drain = drainOf(t, Math.floor(n / 2));
+  const first = growthInterval(t, Math.floor(n / 2), "firstToken", drain);
   // A backlog grows before the first token (the queues) or after it (a batch that takes requests in faster than it
   // finishes them: the time to the last token grows): either is an overload. A run too short for the test falls back
   // on the rates.
-  const last = growthInterval(t, Math.floor(n / 2), "finish");
+  const last = growthInterval(t, Math.floor(n / 2), "finish", drain);
   const jitter = 1e6 / offeredRate + meanTpot(t, Math.floor(n / 2));
   // Either fit finding a backlog decides it; keeping up takes both, over a window long enough to have settled.
   const backlog = (first !== undefined && isBacklog(first, jitter)) || (last !== undefined && isBacklog(last, jitter));

@@ -879,7 +879,6 @@ function searchDisaggregated(
       const decodeSide = failing.some((n) => n.startsWith("tpot") || n.startsWith("itl"));
       const both = !prefillSide && !decodeSide || failing.some((n) => !/^(ttft|tpot|itl)/.test(n));
       // One more on the failing side, or a tenth more when the side is large (then trimmed below).
-      const step = (n: number) => Math.max(1, Math.floor(n / 10));
       const p = prefill + (prefillSide || both ? step(prefill) : 0);
       const d = decode + (decodeSide || both ? step(decode) : 0);
       if (p + d > maxInstances) {
@@ -887,8 +886,7 @@ function searchDisaggregated(
           kind: "fails",
           ...id,
           instances: prefill + decode,
-          reason: r.checks.find((c) => !c.pass)?.message.replace(/^[^:]*:\d+:\d+: /, "") ??
-            "no prefill:decode split within max_devices meets the SLOs",
+          reason: firstFailure(r) ?? "no prefill:decode split within max_devices meets the SLOs",
         };
       }
       [prefill, decode] = [p, d];
@@ -907,8 +905,7 @@ function searchDisaggregated(
         reason: `${prefill}P+${decode}D passes ${
           requestsOf(at(prefill, decode)).toLocaleString("en-US")
         } requests a run but not ${requestsOf(long).toLocaleString("en-US")}, after ${CONFIRM_TRIES} tries: ${
-          long.checks.find((c) => !c.pass)?.message.replace(/^[^:]*:\d+:\d+: /, "") ??
-            "a prefix of its runs falls behind"
+          firstFailure(long) ?? "a prefix of its runs falls behind"
         }`,
       };
     }
@@ -928,7 +925,6 @@ function searchDisaggregated(
     const failing = long.checks.filter((c) => !c.pass).map((c) => c.name);
     const decodeSide = failing.some((n) => n.startsWith("tpot") || n.startsWith("itl")) || failing.length === 0;
     const prefillSide = failing.some((n) => n.startsWith("ttft")) || !failing.some((n) => /^(tpot|itl)/.test(n));
-    const step = (n: number) => Math.max(1, Math.floor(n / 10));
     refuted.push([prefill, decode]);
     if (prefillSide) prefill += step(prefill);
     if (decodeSide) decode += step(decode);
@@ -937,12 +933,17 @@ function searchDisaggregated(
         kind: "fails",
         ...id,
         instances: maxInstances,
-        reason: long.checks.find((c) => !c.pass)?.message.replace(/^[^:]*:\d+:\d+: /, "") ??
-          "no prefill:decode split within max_devices meets the SLOs over a long run",
+        reason: firstFailure(long) ?? "no prefill:decode split within max_devices meets the SLOs over a long run",
       };
     }
   }
 }
+
+/** A side's growth in a disaggregated search: one more instance, or a tenth more when the side is large. */
+const step = (n: number) => Math.max(1, Math.floor(n / 10));
+
+/** A scenario's first failing check, without its location (the planner's own scenario, not the user's file). */
+const firstFailure = (r: ScenarioResult) => r.checks.find((c) => !c.pass)?.message.replace(/^[^:]*:\d+:\d+: /, "");
 
 /** The most splits a disaggregated search tries to confirm with a long run before it gives the candidate up. */
 const CONFIRM_TRIES = 6;

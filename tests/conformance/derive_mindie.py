@@ -282,6 +282,26 @@ class Engine:
             q = {"waiting": self.waiting, "running": self.running, "swapped": self.swapped}[r.state]
             q.insert(0, r)
 
+    def settle(self, preempted, scheduled, swapped_out, left, scand, wleft):
+        """After a decode or mixed round: the preempted wait again, the scheduled run (in this order), the swapped out
+        swap, and the candidates left unscheduled (running, swapped, waiting) return to the front of their queues."""
+        for r in preempted:
+            r.state = "waiting"
+            self.waiting.append(r)
+        for r, _ in scheduled:
+            r.state = "running"
+            self.running.append(r)
+        for r in swapped_out:
+            r.state = "swapped"
+            self.swapped.append(r)
+        for r in left:
+            r.state = "running"
+        for r in scand:
+            r.state = "swapped"
+        for r in wleft:
+            r.state = "waiting"
+        self.put_back(left + scand + wleft)
+
     def round(self) -> dict:
         out = {"kind": None, "batch": [], "admitted": [], "resumed": [], "preempted": [],
                "preemption_mode": {}, "released": []}
@@ -313,21 +333,8 @@ class Engine:
             ins = []
             if not preempted and not swapped_out:
                 ins, scand = self.apply_swapped(scand, budget, out)
-            for r in preempted:
-                r.state = "waiting"
-                self.waiting.append(r)
             done = sorted(decodes + ins, key=lambda x: x[0].seq)
-            for r, _ in done:
-                r.state = "running"
-                self.running.append(r)
-            for r in swapped_out:
-                r.state = "swapped"
-                self.swapped.append(r)
-            for r in left:
-                r.state = "running"
-            for r in scand:
-                r.state = "swapped"
-            self.put_back(left + scand)
+            self.settle(preempted, done, swapped_out, left, scand, [])
             out["batch"] = [(r, n, "decode") for r, n in done]
             out["swap_only"] = bool(swapped_out) and not done
         else:  # mixed: chunked prefill
@@ -346,23 +353,8 @@ class Engine:
             if not preempted and not swapped_out:
                 ins, scand = self.apply_swapped(scand, budget, out)
             admitted, wleft = self.apply_waiting(wcand, budget, out, True)
-            for r in preempted:
-                r.state = "waiting"
-                self.waiting.append(r)
             done = sorted(decodes + ins, key=lambda x: x[0].seq)
-            for r, _ in done + admitted + chunks:
-                r.state = "running"
-                self.running.append(r)
-            for r in swapped_out:
-                r.state = "swapped"
-                self.swapped.append(r)
-            for r in left:
-                r.state = "running"
-            for r in scand:
-                r.state = "swapped"
-            for r in wleft:
-                r.state = "waiting"
-            self.put_back(left + scand + wleft)
+            self.settle(preempted, done + admitted + chunks, swapped_out, left, scand, wleft)
             out["batch"] = ([(r, n, "decode") for r, n in done] + [(r, n, "prefill") for r, n in admitted]
                             + [(r, n, "prefill") for r, n in chunks])
         out["empty"] = not out["batch"] and not out.get("swap_only")
