@@ -64,6 +64,11 @@ export class Request {
   firstOwnBlock = 0;
   /** Its place in its engine's running order (given as it joins the batch; the batch is in this order). */
   seat = 0;
+  /**
+   * In the lazy cohort, its KV blocks are counted by phase, not held in
+   * `blocks` (which stays what it was when it joined: see lazy_decode.ts).
+   */
+  phased = false;
 
   /** Prefix content ids, for prefix caching. */
   readonly prefix?: PrefixIds;
