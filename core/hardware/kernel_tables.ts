@@ -184,6 +184,24 @@ function headWeight(kvHeads: number, small: number, large: number): number {
   return Math.log(kvHeads / small) / Math.log(large / small);
 }
 
+/** A prefill attention table's two head layouts as curves (see KernelTables.prefillAttention). */
+interface PrefillCurves {
+  readonly small: MonotoneCurve;
+  readonly large: MonotoneCurve;
+  readonly smallHeads: number;
+  readonly largeHeads: number;
+}
+
+/** A decode attention table's two head layouts and their surfaces, with the weight of the last `kvHeads` asked. */
+interface PreparedDecode {
+  readonly small: DecodeShape;
+  readonly large: DecodeShape;
+  readonly smallSurface: MonotoneSurface | undefined;
+  readonly largeSurface: MonotoneSurface | undefined;
+  kvHeads: number;
+  w: number;
+}
+
 /**
  * One engine's measured kernels on one GPU. Every method returns seconds,
  * or undefined where the tables do not cover the case (another dtype, an
@@ -294,21 +312,56 @@ export class KernelTables {
    * all falls back to the fitted fixed cost + bandwidth.
    */
   decodeAttention(seqs: number, context: number, kvHeads: number, kvBytes: number, bytes: number): number | undefined {
-    const t = this.#decode.get(kvBytes < 2 ? "fp8" : "bf16") ?? this.#decode.get("bf16");
-    if (!t || t.shapes.length === 0) return undefined;
-    const [small, large] = headLayouts(t.shapes);
+    const d = kvBytes < 2 ? this.#decodeFp8 : this.#decodeBf16;
+    const p = d === undefined ? this.#prepareDecode(kvBytes) : d;
+    if (p === null) return undefined;
     const hbm = this.#file.peaks.hbmBandwidth;
-    const time = (s: DecodeShape) => {
-      // Seconds per byte at this batch and context: the monotone surface of (context × batch) / fraction.
-      const surface = s.cellsAboveHbm ? undefined : this.#surfaceOf(s, t.context, t.batch, s.hbmFraction);
-      const unit = surface?.at(context, seqs);
-      return unit !== undefined && unit > 0
-        ? (bytes * unit) / (context * seqs * hbm)
-        : s.fit.overheadUs * 1e-6 + bytes / (s.fit.hbmFraction * hbm);
-    };
-    const w = headWeight(kvHeads, small.kvHeads, large.kvHeads);
-    return w === 0 ? time(small) : w === 1 ? time(large) : (1 - w) * time(small) + w * time(large);
+    if (p.kvHeads !== kvHeads) {
+      p.kvHeads = kvHeads;
+      p.w = headWeight(kvHeads, p.small.kvHeads, p.large.kvHeads);
+    }
+    const w = p.w;
+    return w === 0
+      ? this.#decodeTime(p.small, p.smallSurface, seqs, context, bytes, hbm)
+      : w === 1
+      ? this.#decodeTime(p.large, p.largeSurface, seqs, context, bytes, hbm)
+      : (1 - w) * this.#decodeTime(p.small, p.smallSurface, seqs, context, bytes, hbm) +
+        w * this.#decodeTime(p.large, p.largeSurface, seqs, context, bytes, hbm);
   }
+
+  /** Seconds of one layout: per byte at this batch and context, from the monotone surface of (context × batch) / fraction. */
+  #decodeTime(
+    s: DecodeShape,
+    surface: MonotoneSurface | undefined,
+    seqs: number,
+    context: number,
+    bytes: number,
+    hbm: number,
+  ): number {
+    const unit = surface?.at(context, seqs);
+    return unit !== undefined && unit > 0
+      ? (bytes * unit) / (context * seqs * hbm)
+      : s.fit.overheadUs * 1e-6 + bytes / (s.fit.hbmFraction * hbm);
+  }
+
+  /** What decode attention at `kvBytes` per value reads, looked up once per KV dtype (it is asked at every step). */
+  #prepareDecode(kvBytes: number): PreparedDecode | null {
+    const t = this.#decode.get(kvBytes < 2 ? "fp8" : "bf16") ?? this.#decode.get("bf16");
+    let p: PreparedDecode | null = null;
+    if (t && t.shapes.length > 0) {
+      const [small, large] = headLayouts(t.shapes);
+      const surface = (s: DecodeShape) =>
+        s.cellsAboveHbm ? undefined : this.#surfaceOf(s, t.context, t.batch, s.hbmFraction);
+      p = { small, large, smallSurface: surface(small), largeSurface: surface(large), kvHeads: NaN, w: 0 };
+    }
+    if (kvBytes < 2) this.#decodeFp8 = p;
+    else this.#decodeBf16 = p;
+    return p;
+  }
+
+  /** {@link #prepareDecode}'s answers (undefined: not asked yet; null: no table). */
+  #decodeFp8: PreparedDecode | null | undefined;
+  #decodeBf16: PreparedDecode | null | undefined;
 
   #surfaces = new WeakMap<object, MonotoneSurface | undefined>();
 
@@ -337,23 +390,36 @@ export class KernelTables {
    * measured fraction of the BF16 peak at that length (batch 1).
    */
   prefillAttention(flops: number, seqLen: number, kvHeads: number): number | undefined {
+    const p = this.#prefillCurves === undefined ? this.#preparePrefill() : this.#prefillCurves;
+    if (p === null) return undefined;
+    const us = p.small.at(seqLen);
+    const ul = p.large.at(seqLen);
+    if (us === undefined || ul === undefined) return undefined;
+    const w = headWeight(kvHeads, p.smallHeads, p.largeHeads);
+    const u = (1 - w) * us + w * ul;
+    return u > 0 ? (flops * u) / (seqLen * seqLen * this.#file.peaks.bf16) : undefined;
+  }
+
+  /** The prefill table's two head layouts as curves of time per unit of flops / peak, built once (null: no table). */
+  #prefillCurves: PrefillCurves | null | undefined;
+
+  /** Builds {@link #prefillCurves}: seqLen² / fraction at batch 1, monotone in seqLen. */
+  #preparePrefill(): PrefillCurves | null {
     const t = this.#prefill;
-    if (!t || t.shapes.length === 0) return undefined;
+    if (!t || t.shapes.length === 0) return this.#prefillCurves = null;
     const [small, large] = headLayouts(t.shapes);
-    // Time per unit of flops / peak: seqLen² / fraction at batch 1, monotone in seqLen.
-    const unit = (s: PrefillShape) =>
+    const curve = (s: PrefillShape) =>
       this.#curveOf(
         s,
         t.seqLen,
         t.seqLen.map((l, i) => (s.computeFraction[i][0] ? (l * l) / s.computeFraction[i][0]! : undefined)),
-      )
-        .at(seqLen);
-    const us = unit(small);
-    const ul = unit(large);
-    if (us === undefined || ul === undefined) return undefined;
-    const w = headWeight(kvHeads, small.kvHeads, large.kvHeads);
-    const u = (1 - w) * us + w * ul;
-    return u > 0 ? (flops * u) / (seqLen * seqLen * this.#file.peaks.bf16) : undefined;
+      );
+    return this.#prefillCurves = {
+      small: curve(small),
+      large: curve(large),
+      smallHeads: small.kvHeads,
+      largeHeads: large.kvHeads,
+    };
   }
 
   #curves = new WeakMap<object, MonotoneCurve>();

@@ -127,17 +127,46 @@ export class MonotoneSurface {
     this.#t = t;
   }
 
+  /**
+   * Each row's time at column size `c` (interpolated along the columns), by
+   * `c`: decode steps ask at one batch size over and over while the context
+   * grows, so only the row interpolation is left per call (the same
+   * arithmetic as interpolating afresh: the same value, bit for bit).
+   */
+  readonly #byColumn = new Map<number, Float64Array>();
+
   /** The time at row size `r` and column size `c`; NaN when nothing was measured. */
   at(r: number, c: number): number {
-    const rows = this.#rows, cols = this.#cols;
-    const clamp = (xs: readonly number[], x: number) => Math.min(Math.max(x, xs[0]), xs[xs.length - 1]);
-    const rc = clamp(rows, r), cc = clamp(cols, c);
+    const rows = this.#rows;
+    const last = rows.length - 1;
+    const rc = Math.min(Math.max(r, rows[0]), rows[last]);
+    const cc = this.#clampCol(c);
     const scale = (r / rc) * (c / cc);
-    const i = Math.min(segment(rows, rc), rows.length - 1), j = Math.min(segment(cols, cc), cols.length - 1);
-    const i1 = Math.min(i + 1, rows.length - 1), j1 = Math.min(j + 1, cols.length - 1);
-    const inCol = (ii: number) =>
-      j === j1 ? this.#t[ii][j] : between(cols[j], cols[j1], this.#t[ii][j], this.#t[ii][j1], cc);
-    const a = inCol(i), b = inCol(i1);
+    const i = Math.min(segment(rows, rc), last);
+    const i1 = Math.min(i + 1, last);
+    const col = this.#byColumn.get(c) ?? this.#column(c);
+    const a = col[i], b = col[i1];
     return scale * (i === i1 ? a : between(rows[i], rows[i1], a, b, rc));
+  }
+
+  /** `c` within the measured columns. */
+  #clampCol(c: number): number {
+    const cols = this.#cols;
+    return Math.min(Math.max(c, cols[0]), cols[cols.length - 1]);
+  }
+
+  /** Each row's time at column size `c`, remembered (at most 4,096 sizes; then forgotten and rebuilt). */
+  #column(c: number): Float64Array {
+    const cols = this.#cols;
+    const cc = this.#clampCol(c);
+    const j = Math.min(segment(cols, cc), cols.length - 1), j1 = Math.min(j + 1, cols.length - 1);
+    const col = new Float64Array(this.#rows.length);
+    for (let ii = 0; ii < col.length; ii++) {
+      const t = this.#t[ii];
+      col[ii] = j === j1 ? t[j] : between(cols[j], cols[j1], t[j], t[j1], cc);
+    }
+    if (this.#byColumn.size >= 4096) this.#byColumn.clear();
+    this.#byColumn.set(c, col);
+    return col;
   }
 }
