@@ -43,6 +43,7 @@ import { formatIntervalSection, headlineIntervals } from "./core/report/interval
 import type { RunOutput } from "./core/assembly/run.ts";
 import type { AssembledRun } from "./core/assembly/assemble.ts";
 import type { GoodputSlos } from "./core/metrics/summary.ts";
+import { EXACT_UP_TO } from "./core/metrics/sketch.ts";
 import { formatSummaryTable } from "./core/report/table.ts";
 import { formatRequestCsv, ProfilingFiles } from "./core/report/profiling.ts";
 import type { TraceCounts } from "./core/report/profiling.ts";
@@ -140,6 +141,8 @@ interface CliOptions {
   format: "table" | "json" | "csv";
   goodput?: GoodputSlos;
   saturation_probe?: boolean;
+  /** `--exact_up_to`: requests whose figures stay exact. */
+  exact_up_to?: number;
   listModels?: boolean;
   listDevices?: boolean;
 }
@@ -279,6 +282,18 @@ function program(io: CliOutput): Command {
         "--goodput <slo...>",
         "per-request SLOs for goodput, as vLLM's benchmark takes them: ttft:500 tpot:50 e2el:3000 (ms; TTFT and E2E from arrival)",
       ).argParser(goodputSlo),
+    )
+    .addOption(
+      new Option(
+        "--exact_up_to <n>",
+        `keep every request's figures exactly up to n requests (default ${EXACT_UP_TO}); a longer run's percentiles come from quantile sketches, each within 0.5%`,
+      ).argParser((v) => {
+        const n = /^\d+$/.test(v) ? Number(v) : NaN;
+        if (!Number.isSafeInteger(n) || n < 1) {
+          throw new CommanderError(2, "exact_up_to", `--exact_up_to: expected a positive integer, got '${v}'`);
+        }
+        return n;
+      }),
     )
     .option(
       "--saturation_probe",
@@ -451,7 +466,7 @@ export async function main(args: string[], output: CliOutput = PROCESS_OUTPUT): 
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return 0;
-      if (["seed", "goodput", "profiling_window", "profiling_requests"].includes(e.code)) {
+      if (["seed", "goodput", "profiling_window", "profiling_requests", "exact_up_to"].includes(e.code)) {
         err(`servingcast: ${e.message}`);
       }
       return 2; // commander already printed its message; argparse exits 2 on usage errors
@@ -548,6 +563,8 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
       seed: opts.seed,
       goodput: opts.goodput,
       saturationProbe: opts.saturation_probe === true,
+      // Per-request files list every request.
+      exactUpTo: opts.format === "csv" || opts.enable_profiling ? Infinity : opts.exact_up_to,
       // The JSON document and the report carry CDFs and time series (bounded memory).
       timeseries: opts.report !== undefined || opts.output_json !== undefined || opts.format === "json",
       onStep: opts.enable_profiling ? (st) => profile!.files.recorder.onStep(st) : undefined,
@@ -577,6 +594,14 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
     err(`warning: ${u.count} request(s) can never be served and were left out of the summary: ${u.reason}`);
   }
   for (const line of diagnostics(out)) err(line);
+  const sketch = out.summary.sketch;
+  if (sketch && !opts.quiet) {
+    err(
+      `note: percentiles over ${sketch.requests} requests come from quantile sketches, each within ${
+        sketch.relativeAccuracy * 100
+      }% of the exact value (MIN, MAX and AVERAGE exact); --exact_up_to ${sketch.requests} keeps them exact`,
+    );
+  }
 
   const json = () => runJson(out);
   const text = opts.format === "json"

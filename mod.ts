@@ -161,6 +161,7 @@ export type {
   EngineRole,
   EngineSpec,
   EngineStats,
+  RecordedRequest,
   RequestTable,
   RoutingPolicyName,
   SimulationInput,
@@ -172,9 +173,11 @@ export type {
 } from "./core/engine/mod.ts";
 export {
   ALL_STATISTICS,
+  EXACT_UP_TO,
   EXT_COLUMNS,
   KEEP_UP_TOLERANCE,
   kvStarvedLine,
+  LatencyDistribution,
   loadStats,
   METRIC_COLUMNS,
   OVERALL_KEYS,
@@ -183,8 +186,11 @@ export {
   poolStats,
   predictionBound,
   predictionInterval,
+  RequestStream,
   RESIDUALS,
+  SKETCH_RELATIVE_ACCURACY,
   STATISTICS,
+  STREAM_COLUMNS,
   summarize,
 } from "./core/metrics/mod.ts";
 export type {
@@ -206,8 +212,10 @@ export type {
   PredictionInterval,
   PrefixCacheStats,
   Probe,
+  RequestFigures,
   Residual,
   Statistic,
+  StreamColumn,
   Summary,
   SummaryOptions,
   TimeSeries,

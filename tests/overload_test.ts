@@ -215,3 +215,30 @@ Deno.test("--saturation_probe: the same deployment at doubled rates until it fal
   assert.equal(JSON.parse(Deno.readTextFileSync(`${dir}p.json`)).load.saturation_probe_rate, undefined);
   assert.match(plain.stdout, /^max_sustainable_rate\(req\/s\) +≥ 1[56]\.\d+$/m);
 });
+
+Deno.test("--exact_up_to: a longer run says its percentiles are sketched (stderr and JSON); a bad count exits 2", async () => {
+  const dir = writeTemp({});
+  const args = [
+    "--instance_config_path",
+    `${ROOT}scenarios/configs/h100_tp1_x1.yaml`,
+    "--common_config_path",
+    `${ROOT}scenarios/configs/llama8b_chat.yaml`,
+  ];
+  const run = await runCli([...args, "--exact_up_to", "300", "--output_json", `${dir}o.json`]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(
+    run.stderr,
+    /^note: percentiles over 1000 requests come from quantile sketches, each within 0\.5% of the exact value \(MIN, MAX and AVERAGE exact\); --exact_up_to 1000 keeps them exact$/m,
+  );
+  assert.deepEqual(JSON.parse(Deno.readTextFileSync(`${dir}o.json`)).simulation.percentiles_sketched, {
+    requests: 1000,
+    exact_up_to: 300,
+    relative_accuracy: 0.005,
+  });
+  // Within the default count nothing is said.
+  const plain = await runCli(args);
+  assert.doesNotMatch(plain.stderr, /sketch/);
+  const bad = await runCli([...args, "--exact_up_to", "0"]);
+  assert.equal(bad.code, 2);
+  assert.equal(bad.stderr, "servingcast: --exact_up_to: expected a positive integer, got '0'\n");
+});

@@ -15,6 +15,8 @@ import type { Calibration } from "../config/calibrated.ts";
 import { simulate } from "../engine/simulator.ts";
 import type { SimulationOptions, SimulationResult } from "../engine/types.ts";
 import { summarize } from "../metrics/summary.ts";
+import { RequestStream } from "../metrics/stream.ts";
+import { EXACT_UP_TO } from "../metrics/sketch.ts";
 import { loadStats, middleRate, withProbe } from "../metrics/load.ts";
 import type { Probe } from "../metrics/load.ts";
 import type { GoodputSlos, Summary } from "../metrics/summary.ts";
@@ -52,6 +54,14 @@ export interface RunOptions extends SimulationOptions {
   fs?: FileSystem;
   /** Per-request SLOs for goodput. */
   goodput?: GoodputSlos;
+  /**
+   * Requests whose figures are kept exactly (default {@link EXACT_UP_TO}).
+   * A longer run streams its requests' figures into quantile sketches
+   * (within 0.5% of every exact percentile, said in its summary) and keeps
+   * a table of every ⌈requests / exactUpTo⌉-th request for its load
+   * figures: memory stays bounded however long the run.
+   */
+  exactUpTo?: number;
   /** Collect time series for reports (memory bounded; see core/metrics/timeseries.ts). */
   timeseries?: boolean;
   /**
@@ -167,9 +177,20 @@ export function runLoaded(loaded: LoadedConfig, options: RunOptions = {}): RunOu
     const p = options.saturationProbe ? saturationProbe(assembled) : undefined;
     return p ? { ...summary, load: withProbe(summary.load, p) } : summary;
   };
+  // A run longer than its exact count streams its figures (see RunOptions.exactUpTo).
+  const n = assembled.input.workload.numRequests;
+  const exactUpTo = options.exactUpTo ?? EXACT_UP_TO;
+  const stream = n > exactUpTo ? new RequestStream(exactUpTo, exactUpTo, options.goodput) : undefined;
+  const { onRecord } = options;
+  const streamed: SimulationOptions = stream
+    ? {
+      keepEvery: Math.ceil(n / exactUpTo),
+      onRecord: onRecord ? (r) => (stream.add(r), onRecord(r)) : (r) => stream.add(r),
+    }
+    : {};
   if (!options.timeseries) {
-    const result = simulate(assembled.input, options);
-    return { assembled, result, summary: probed(summarize(result, { goodput: options.goodput })) };
+    const result = simulate(assembled.input, { ...options, ...streamed });
+    return { assembled, result, summary: probed(summarize(result, { goodput: options.goodput, stream })) };
   }
   const engines = assembled.input.engines;
   const c = new TimeSeriesCollector(
@@ -182,13 +203,14 @@ export function runLoaded(loaded: LoadedConfig, options: RunOptions = {}): RunOu
   const { onStep, onTransfer } = options;
   const result = simulate(assembled.input, {
     ...options,
+    ...streamed,
     onStep: onStep ? (s) => (c.onStep(s), onStep(s)) : c.onStep,
     onTransfer: onTransfer ? (t) => (c.onTransfer(t), onTransfer(t)) : c.onTransfer,
   });
   return {
     assembled,
     result,
-    summary: probed(summarize(result, { goodput: options.goodput, cdfPoints: CDF_POINTS })),
+    summary: probed(summarize(result, { goodput: options.goodput, cdfPoints: CDF_POINTS, stream })),
     series: c.result(result.requests, result.endTime),
   };
 }

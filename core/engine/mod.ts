@@ -16,6 +16,7 @@ export type {
   EngineRole,
   EngineSpec,
   EngineStats,
+  RecordedRequest,
   RequestTable,
   RoutingPolicyName,
   SimulationInput,

@@ -25,10 +25,12 @@ import { Request } from "./request.ts";
 import { TransferManager } from "./transfer.ts";
 import type { RequestTable, SimulationInput, SimulationOptions, SimulationResult } from "./types.ts";
 
-function newTable(n: number): RequestTable {
+function newTable(requests: number, stride: number): RequestTable {
+  const n = Math.ceil(requests / stride);
   const times = () => new Float64Array(n).fill(-1);
   return {
     count: n,
+    ...(stride > 1 ? { stride } : {}),
     arrival: times(),
     send: times(),
     firstToken: times(),
@@ -38,6 +40,11 @@ function newTable(n: number): RequestTable {
     preemptions: new Int32Array(n),
     engine: new Int32Array(n).fill(-1),
   };
+}
+
+/** Why `e` can never serve a request of these lengths (a prefill engine holds only the prompt), or undefined. */
+function whyNot(e: Engine, input: number, output: number): string | undefined {
+  return e.whyUnservable(input, e.spec.role === "prefill" ? 1 : output);
 }
 
 /** What decides which requests an engine can serve: engines with the same kind answer alike. */
@@ -91,6 +98,8 @@ class Simulation {
   readonly #source: { next(): RequestDraw; readonly count: number };
   readonly #queue = new EventQueue();
   readonly #table: RequestTable;
+  /** The table keeps every `#stride`-th request. */
+  readonly #stride: number;
   readonly #unservable = new Map<string, number>();
   /** Requests the client holds back (max_concurrency). */
   readonly #backlog = new Deque<Request>();
@@ -130,7 +139,8 @@ class Simulation {
     if (this.#source.count !== w.numRequests) {
       throw new RangeError(`source yields ${this.#source.count} of ${w.numRequests} requests`);
     }
-    this.#table = newTable(w.numRequests);
+    this.#stride = Math.max(1, Math.floor(options.keepEvery ?? 1));
+    this.#table = newTable(w.numRequests, this.#stride);
     this.#transit = this.#engines.map(() => new Deque<Request>());
   }
 
@@ -179,10 +189,13 @@ class Simulation {
     const d = this.#next!;
     this.#options.onArrival?.(d);
     const r = new Request(this.#arrived, d.input, d.output, now, d.prefix);
-    const table = this.#table;
-    table.arrival[this.#arrived] = now;
-    table.input[this.#arrived] = r.input;
-    table.output[this.#arrived] = r.output;
+    if (this.#arrived % this.#stride === 0) {
+      const table = this.#table;
+      const row = this.#arrived / this.#stride;
+      table.arrival[row] = now;
+      table.input[row] = r.input;
+      table.output[row] = r.output;
+    }
     this.#arrived++;
     this.#backlog.push(r);
     if (this.#arrived < w.numRequests) {
@@ -294,13 +307,16 @@ class Simulation {
 
   /** Writes a request's times into the table and counts it done. */
   #record(r: Request): void {
-    const id = r.id;
-    const table = this.#table;
-    table.send[id] = r.send;
-    table.firstToken[id] = r.firstToken;
-    table.finish[id] = r.finish;
-    table.preemptions[id] = r.preemptions;
-    table.engine[id] = r.engine;
+    if (r.id % this.#stride === 0) {
+      const row = r.id / this.#stride;
+      const table = this.#table;
+      table.send[row] = r.send;
+      table.firstToken[row] = r.firstToken;
+      table.finish[row] = r.finish;
+      table.preemptions[row] = r.preemptions;
+      table.engine[row] = r.engine;
+    }
+    this.#options.onRecord?.(r);
     this.#done++;
   }
 
@@ -320,20 +336,16 @@ class Simulation {
    */
   #eligible(pool: Engine[], input: number, output: number): Engine[] | string {
     const specs = this.#specsOf.get(pool)!;
-    let reason = "";
+    // Nearly always every kind can: that is found without building anything (this runs for every request).
     let refused = 0;
-    const why = specs.map((e) => {
-      // A prefill engine holds only the prompt (and computes the first token).
-      const w = e.whyUnservable(input, e.spec.role === "prefill" ? 1 : output);
-      if (w !== undefined) {
-        refused++;
-        reason ||= `${e.spec.role === "both" ? "" : `${e.spec.role} engines: `}${w}`;
-      }
-      return w;
-    });
+    for (let i = 0; i < specs.length; i++) if (whyNot(specs[i], input, output) !== undefined) refused++;
     if (refused === 0) return pool;
-    if (refused === specs.length) return reason;
-    const ok = new Set(specs.filter((_, i) => why[i] === undefined).map(kindOf));
+    const why = (e: Engine) => whyNot(e, input, output);
+    if (refused === specs.length) {
+      const e = specs.find((e) => why(e) !== undefined)!;
+      return `${e.spec.role === "both" ? "" : `${e.spec.role} engines: `}${why(e)}`;
+    }
+    const ok = new Set(specs.filter((e) => why(e) === undefined).map(kindOf));
     return pool.filter((e) => ok.has(kindOf(e)));
   }
 

@@ -213,12 +213,48 @@ export interface SimulationOptions {
    * the value.
    */
   lazyDecodeAfter?: number;
+  /**
+   * The request table keeps every `keepEvery`-th request only (ids 0,
+   * k, 2k, …; default 1: all): a long run's memory stays bounded while
+   * {@link onRecord} streams every request's figures into its summary.
+   */
+  keepEvery?: number;
+  /** Receives every request's figures as it finishes or is found unservable (a long run's summary). */
+  onRecord?: (r: RecordedRequest) => void;
+}
+
+/** What {@link SimulationOptions.onRecord} receives of a request (µs; -1: never; engine -1: unservable). */
+export interface RecordedRequest {
+  /** Index in the workload (arrival order). */
+  readonly id: number;
+  /** Arrival at the client. */
+  readonly arrival: number;
+  /** Sent by the client. */
+  readonly send: number;
+  /** First output token. */
+  readonly firstToken: number;
+  /** Last output token. */
+  readonly finish: number;
+  /** Prompt tokens. */
+  readonly input: number;
+  /** Output tokens. */
+  readonly output: number;
+  /** Times preempted. */
+  readonly preemptions: number;
+  /** Engine index (-1: unservable). */
+  readonly engine: number;
 }
 
 /** Per-request results, indexed by request id. Times in µs; -1 = never. */
 export interface RequestTable {
   /** Requests in the table. */
   readonly count: number;
+  /**
+   * The table holds every `stride`-th request of the run (row i is request
+   * i × stride; absent: 1, every request): a long run's thinned table
+   * (SimulationOptions.keepEvery). Rates read from it scale by it.
+   */
+  readonly stride?: number;
   /** Arrival at the client, µs. */
   readonly arrival: Float64Array;
   /** Client send time, µs. */

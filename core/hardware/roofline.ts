@@ -327,7 +327,13 @@ export class RooflineCostModel {
       // CUDA-graph replay: the captured batch is padded with dummy rows
       // (tokens only; the padded rows attend to nothing and need no logits).
       const rows = pad[b.tokens];
-      if (rows > b.tokens) b = Object.assign(this.#paddedShape, b, { tokens: rows, hostShare: b.hostShare ?? 1 });
+      if (rows > b.tokens) {
+        // Filled in place (an object literal here was garbage at every decode step).
+        const padded = Object.assign(this.#paddedShape, b);
+        padded.tokens = rows;
+        padded.hostShare = b.hostShare ?? 1;
+        b = padded;
+      }
     }
     const k = this.kernels;
     const d = k.device;

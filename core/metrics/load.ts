@@ -374,7 +374,9 @@ function waitSlope(t: RequestTable, from: number): number {
  */
 export function loadStats(t: RequestTable): LoadStats {
   const n = t.count;
-  const offeredRate = middleRate(t.arrival);
+  // A thinned table (every stride-th request) shows 1/stride of the rates; the fits read latencies, not counts.
+  const stride = t.stride ?? 1;
+  const offeredRate = middleRate(t.arrival) * stride;
   let done = 0;
   for (let i = 0; i < n; i++) if (t.engine[i] >= 0 && t.finish[i] >= 0) done++;
   const finish = new Float64Array(done);
@@ -382,11 +384,11 @@ export function loadStats(t: RequestTable): LoadStats {
   finish.sort();
   let achievedRate = 0;
   if (finish.length > 0) {
-    achievedRate = middleRate(finish);
+    achievedRate = middleRate(finish) * stride;
     // One completion, or all at once: completions over the whole run.
     if (!Number.isFinite(achievedRate)) {
       const span = finish[finish.length - 1] - t.arrival[0];
-      achievedRate = span > 0 ? (finish.length / span) * 1e6 : offeredRate;
+      achievedRate = span > 0 ? ((finish.length * stride) / span) * 1e6 : offeredRate;
     }
   }
   if (!Number.isFinite(offeredRate)) {
@@ -449,6 +451,7 @@ export function backlogAtSomeLength(t: RequestTable): { share: number; load: Loa
 function prefix(t: RequestTable, n: number): RequestTable {
   return {
     count: n,
+    ...(t.stride ? { stride: t.stride } : {}),
     arrival: t.arrival.subarray(0, n),
     send: t.send.subarray(0, n),
     firstToken: t.firstToken.subarray(0, n),

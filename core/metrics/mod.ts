@@ -30,6 +30,9 @@ export type {
   Summary,
   SummaryOptions,
 } from "./summary.ts";
+export { EXACT_UP_TO, LatencyDistribution, SKETCH_RELATIVE_ACCURACY } from "./sketch.ts";
+export { RequestStream, STREAM_COLUMNS } from "./stream.ts";
+export type { RequestFigures, StreamColumn } from "./stream.ts";
 export { KEEP_UP_TOLERANCE, loadStats, middleRate } from "./load.ts";
 export type { LoadStats, Probe } from "./load.ts";
 export { poolStats } from "./groups.ts";

@@ -20,6 +20,12 @@ import type { EngineStats, RequestTable, SimulationResult } from "../engine/type
 import { quantileCounted, quantileRanks, quantileSorted, valueAtRank } from "./percentile.ts";
 import { loadStats } from "./load.ts";
 import type { LoadStats } from "./load.ts";
+import { RequestStream } from "./stream.ts";
+import type { GoodputSlos, StreamColumn } from "./stream.ts";
+import type { LatencyDistribution } from "./sketch.ts";
+import { EXACT_UP_TO, SKETCH_RELATIVE_ACCURACY } from "./sketch.ts";
+
+export type { GoodputSlos } from "./stream.ts";
 
 /** Per-request columns, in the guide's order. */
 export const METRIC_COLUMNS = [
@@ -78,20 +84,6 @@ export type OverallKey = (typeof OVERALL_KEYS)[number];
 
 /** The statistics of one column; NaN where the column has no defined value. */
 export type ColumnStats = Record<Statistic, number>;
-
-/**
- * Per-request SLOs for goodput (seconds; a request meets them when every
- * stated one holds): TTFT and E2E from arrival, TPOT (1-token outputs have
- * none and meet it).
- */
-export interface GoodputSlos {
-  /** TTFT from arrival, s. */
-  readonly ttft?: number;
-  /** TPOT, s. */
-  readonly tpot?: number;
-  /** E2E from arrival, s. */
-  readonly e2e?: number;
-}
 
 /** Goodput (DistServe; vLLM's `--goodput`): the rate of requests that meet every per-request SLO. */
 export interface GoodputStats {
@@ -153,6 +145,12 @@ export interface Summary {
    * run's requests taken as independent draws).
    */
   readonly percentileCi: PercentileIntervals;
+  /**
+   * Present when the run had more requests than its exact count: its
+   * percentiles come from quantile sketches, each within `relativeAccuracy`
+   * of the exact value (MIN, MAX and AVERAGE stay exact).
+   */
+  readonly sketch?: { readonly requests: number; readonly exactUpTo: number; readonly relativeAccuracy: number };
 }
 
 /** The percentiles that carry an interval (MIN, MAX and AVERAGE do not). */
@@ -210,18 +208,31 @@ function cdfOf(quantile: (q: number) => number, points: number): number[] {
 type CdfSink = Partial<Record<MetricColumn | ExtColumn, number[]>> | undefined;
 
 function columnStats(
-  values: Float64Array,
+  d: LatencyDistribution,
   cdf?: { sink: CdfSink; column: MetricColumn | ExtColumn; points: number },
   ci?: { sink: PercentileIntervals; column: MetricColumn | ExtColumn },
 ): ColumnStats {
-  if (values.length === 0) return statsOf(NaN, () => NaN);
-  let sum = 0;
-  for (const v of values) sum += v;
-  values.sort();
-  const quantile = (q: number) => quantileSorted(values, q);
+  const n = d.count;
+  if (n === 0) return statsOf(NaN, () => NaN);
+  let quantile: (q: number) => number;
+  let at: (rank: number) => number;
+  if (d.exact) {
+    const values = d.sortedValues();
+    quantile = (q) => quantileSorted(values, q);
+    at = (rank) => values[rank];
+  } else {
+    // numpy's linear interpolation between the two closest ranks, each within the sketch's accuracy.
+    at = (rank) => d.valueAtRank(rank);
+    quantile = (q) => {
+      const pos = (n - 1) * q;
+      const lo = Math.floor(pos);
+      const x = at(lo);
+      return x + (at(Math.min(lo + 1, n - 1)) - x) * (pos - lo);
+    };
+  }
   if (cdf?.sink) cdf.sink[cdf.column] = cdfOf(quantile, cdf.points);
-  if (ci) ci.sink[ci.column] = intervalsOf(values.length, (rank) => values[rank]);
-  return statsOf(sum / values.length, quantile);
+  if (ci) ci.sink[ci.column] = intervalsOf(n, at);
+  return statsOf(d.sum / n, quantile);
 }
 
 /** Each percentile's 95% interval over `n` sorted samples, `at(rank)` the sample of a 0-based rank. */
@@ -326,6 +337,12 @@ export interface SummaryOptions {
   readonly goodput?: GoodputSlos;
   /** Quantiles to keep of each latency column for CDF charts (0: none; at least 2 otherwise). */
   readonly cdfPoints?: number;
+  /**
+   * The run's figures as they streamed in (a run longer than its exact
+   * count, whose table holds every `stride`-th request only); its goodput
+   * SLOs are the summary's. Without one, the table's figures are read.
+   */
+  readonly stream?: RequestStream;
 }
 
 /**
@@ -352,52 +369,13 @@ export interface SummaryOptions {
  */
 export function summarize(result: SimulationResult, options: SummaryOptions = {}): Summary {
   const t = result.requests;
-  const n = t.count;
-  const cols = METRIC_COLUMNS.map(() => new Float64Array(n));
-  const len = [0, 0, 0, 0, 0, 0];
-  // Ext columns from arrival (ITL comes counted from the engines).
-  const wait = new Float64Array(n);
-  const ttftA = new Float64Array(n);
-  const e2eA = new Float64Array(n);
-  let waits = 0, doneA = 0, met = 0, waited = false;
-  const slo = options.goodput;
-  for (let i = 0; i < n; i++) {
-    if (t.send[i] < 0) continue;
-    wait[waits++] = (t.send[i] - t.arrival[i]) / 1e6;
-    if (t.send[i] > t.arrival[i]) waited = true;
-  }
-  let firstSend = Infinity;
-  let lastFinish = -Infinity;
-  let done = 0;
-  let inTok = 0;
-  let outTok = 0;
-  let preemptions = 0;
-  for (let i = 0; i < n; i++) {
-    if (t.engine[i] < 0 || t.finish[i] < 0) continue;
-    done++;
-    const e2e = (t.finish[i] - t.send[i]) / 1e6;
-    const ttft = (t.firstToken[i] - t.send[i]) / 1e6;
-    const out = t.output[i];
-    cols[0][len[0]++] = e2e;
-    cols[1][len[1]++] = ttft;
-    const tpot = out > 1 ? (e2e - ttft) / (out - 1) : NaN;
-    if (out > 1) cols[2][len[2]++] = tpot;
-    ttftA[doneA] = (t.firstToken[i] - t.arrival[i]) / 1e6;
-    e2eA[doneA] = (t.finish[i] - t.arrival[i]) / 1e6;
-    if (
-      slo && !(ttftA[doneA] > (slo.ttft ?? Infinity)) && !(tpot > (slo.tpot ?? Infinity)) &&
-      !(e2eA[doneA] > (slo.e2e ?? Infinity))
-    ) met++;
-    doneA++;
-    cols[3][len[3]++] = t.input[i];
-    cols[4][len[4]++] = out;
-    if (e2e > ttft) cols[5][len[5]++] = out / (e2e - ttft);
-    inTok += t.input[i];
-    outTok += out;
-    preemptions += t.preemptions[i];
-    if (t.send[i] < firstSend) firstSend = t.send[i];
-    if (t.finish[i] > lastFinish) lastFinish = t.finish[i];
-  }
+  const stream = options.stream ?? streamOf(t, options.goodput);
+  const slo = options.stream ? options.stream.slo : options.goodput;
+  const n = stream.requests;
+  const { done, waited, met, preemptions, firstSend, lastFinish } = stream;
+  const inTok = stream.inputTokens;
+  const outTok = stream.outputTokens;
+  const col = (c: MetricColumn | ExtColumn) => stream.column(c as StreamColumn);
   const points = options.cdfPoints ?? 0;
   const sink: CdfSink = points >= 2 ? {} : undefined;
   const latency = (column: MetricColumn | ExtColumn) => ({
@@ -407,22 +385,22 @@ export function summarize(result: SimulationResult, options: SummaryOptions = {}
   });
   const ci: PercentileIntervals = {};
   const perMetric = Object.fromEntries(
-    METRIC_COLUMNS.map((c, j) => [c, columnStats(cols[j].subarray(0, len[j]), latency(c), { sink: ci, column: c })]),
+    METRIC_COLUMNS.map((c) => [c, columnStats(col(c), latency(c), { sink: ci, column: c })]),
   ) as Record<MetricColumn, ColumnStats>;
   const duration = done > 0 ? (lastFinish - firstSend) / 1e6 : 0;
   const per = (x: number) => (duration > 0 ? x / duration : 0);
   const extMetric: Record<ExtColumn, ColumnStats> = {
     "ITL(s)": countedStats(result.engines.map((e) => e.itl), sink, points, ci),
-    "CLIENT_WAIT(s)": columnStats(wait.subarray(0, waits), latency("CLIENT_WAIT(s)"), {
+    "CLIENT_WAIT(s)": columnStats(col("CLIENT_WAIT(s)"), latency("CLIENT_WAIT(s)"), {
       sink: ci,
       column: "CLIENT_WAIT(s)",
     }),
     // Nobody waited on the client: from arrival is from send, value for value.
     "TTFT_FROM_ARRIVAL(s)": waited
-      ? columnStats(ttftA.subarray(0, doneA), undefined, { sink: ci, column: "TTFT_FROM_ARRIVAL(s)" })
+      ? columnStats(col("TTFT_FROM_ARRIVAL(s)"), undefined, { sink: ci, column: "TTFT_FROM_ARRIVAL(s)" })
       : perMetric["TTFT(s)"],
     "E2E_FROM_ARRIVAL(s)": waited
-      ? columnStats(e2eA.subarray(0, doneA), undefined, { sink: ci, column: "E2E_FROM_ARRIVAL(s)" })
+      ? columnStats(col("E2E_FROM_ARRIVAL(s)"), undefined, { sink: ci, column: "E2E_FROM_ARRIVAL(s)" })
       : perMetric["E2E_TIME(s)"],
   };
   if (!waited) {
@@ -450,5 +428,27 @@ export function summarize(result: SimulationResult, options: SummaryOptions = {}
     ...cacheStats(result),
     ...(sink ? { cdf: sink } : {}),
     percentileCi: ci,
+    ...(stream.exact ? {} : {
+      sketch: { requests: n, exactUpTo: stream.exactUpTo, relativeAccuracy: SKETCH_RELATIVE_ACCURACY },
+    }),
   };
+}
+
+/** A table's figures as a stream, in request order (every column exact when the table holds the whole run). */
+function streamOf(t: RequestTable, slo?: GoodputSlos): RequestStream {
+  const n = t.count;
+  const stream = new RequestStream(Math.max(n, EXACT_UP_TO), n, slo);
+  const row = { arrival: 0, send: 0, firstToken: 0, finish: 0, input: 0, output: 0, preemptions: 0, engine: 0 };
+  for (let i = 0; i < n; i++) {
+    row.arrival = t.arrival[i];
+    row.send = t.send[i];
+    row.firstToken = t.firstToken[i];
+    row.finish = t.finish[i];
+    row.input = t.input[i];
+    row.output = t.output[i];
+    row.preemptions = t.preemptions[i];
+    row.engine = t.engine[i];
+    stream.add(row);
+  }
+  return stream;
 }

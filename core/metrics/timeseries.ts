@@ -206,9 +206,11 @@ export class TimeSeriesCollector {
     const sec = w / 1e6;
     const offered = new Float64Array(n);
     const achieved = new Float64Array(n);
+    // A thinned table's request stands for `stride` of them.
+    const k = requests.stride ?? 1;
     for (let i = 0; i < requests.count; i++) {
-      offered[Math.min(n - 1, Math.floor(requests.arrival[i] / w))]++;
-      if (requests.finish[i] >= 0) achieved[Math.min(n - 1, Math.floor(requests.finish[i] / w))]++;
+      offered[Math.min(n - 1, Math.floor(requests.arrival[i] / w))] += k;
+      if (requests.finish[i] >= 0) achieved[Math.min(n - 1, Math.floor(requests.finish[i] / w))] += k;
     }
     const per = (a: Float64Array, scale: number) => Array.from(a.subarray(0, n), (v) => v / scale);
     return {

@@ -265,6 +265,15 @@ export function simulationSection(out: RunOutput): Record<string, unknown> {
       }
       : {}),
     diagnostics: diagnostics(out),
+    ...(summary.sketch
+      ? {
+        percentiles_sketched: {
+          requests: summary.sketch.requests,
+          exact_up_to: summary.sketch.exactUpTo,
+          relative_accuracy: summary.sketch.relativeAccuracy,
+        },
+      }
+      : {}),
     engines: result.engines.map((e) => ({
       name: e.label,
       steps: e.steps,

@@ -13,6 +13,7 @@ import "../engine_profile_test.ts";
 import "../golden_test.ts";
 import "../invariants_test.ts";
 import "../overload_test.ts";
+import "../stream_summary_test.ts";
 import "../pd_test.ts";
 import "../profiling_test.ts";
 import "../step_monotone_test.ts";

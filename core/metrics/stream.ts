@@ -1,0 +1,132 @@
+/**
+ * The per-request figures of a run as they stream in: each request adds
+ * its latencies to one {@link LatencyDistribution} per column (exact up to
+ * a count, then a sketch) and its counts to running totals, in bounded
+ * memory however many requests a run has. {@link summarize} reads a run's
+ * table through one (in request order: the figures are those of a loop
+ * over the table, bit for bit); a long run feeds one as requests finish,
+ * and keeps only a thinned table (core/engine's `keepEvery`).
+ *
+ * @module
+ */
+import type { RecordedRequest } from "../engine/types.ts";
+import { LatencyDistribution } from "./sketch.ts";
+
+/** The latency columns a stream keeps, in the order of the summary's tables (then its ext columns). */
+export const STREAM_COLUMNS = [
+  "E2E_TIME(s)",
+  "TTFT(s)",
+  "TPOT(s)",
+  "INPUT_TOKENS",
+  "OUTPUT_TOKENS",
+  "OUTPUT_TOKEN_THROUGHPUT(tok/s)",
+  "CLIENT_WAIT(s)",
+  "TTFT_FROM_ARRIVAL(s)",
+  "E2E_FROM_ARRIVAL(s)",
+] as const;
+
+/** A column a stream keeps. */
+export type StreamColumn = (typeof STREAM_COLUMNS)[number];
+
+/**
+ * Per-request SLOs for goodput (seconds; a request meets them when every
+ * stated one holds): TTFT and E2E from arrival, TPOT (1-token outputs have
+ * none and meet it).
+ */
+export interface GoodputSlos {
+  /** TTFT from arrival, s. */
+  readonly ttft?: number;
+  /** TPOT, s. */
+  readonly tpot?: number;
+  /** E2E from arrival, s. */
+  readonly e2e?: number;
+}
+
+/** One request's figures, µs (-1: never); `engine` -1 when it was unservable. */
+export type RequestFigures = Omit<RecordedRequest, "id">;
+
+/** Running figures of a run's requests. */
+export class RequestStream {
+  /** Each column's distribution, by {@link STREAM_COLUMNS} order. */
+  readonly columns: readonly LatencyDistribution[];
+  /** Requests added (served or not). */
+  requests = 0;
+  /** Requests served. */
+  done = 0;
+  /** Served requests that met every SLO. */
+  met = 0;
+  /** Whether any request waited at the client (max_concurrency). */
+  waited = false;
+  /** The first send of a served request, µs. */
+  firstSend: number = Infinity;
+  /** The last completion, µs. */
+  lastFinish: number = -Infinity;
+  /** Prompt tokens of the served requests. */
+  inputTokens = 0;
+  /** Output tokens of the served requests. */
+  outputTokens = 0;
+  /** Σ preemptions of the served requests. */
+  preemptions = 0;
+  /** How many values each column keeps exactly before it sketches them. */
+  readonly exactUpTo: number;
+  /** The goodput SLOs `met` counts against. */
+  readonly slo?: GoodputSlos;
+
+  /**
+   * An empty stream.
+   *
+   * @param exactUpTo values each column keeps exactly
+   * @param expected requests expected (room is taken for them up to `exactUpTo`)
+   * @param slo goodput SLOs, when goodput is counted
+   */
+  constructor(exactUpTo: number, expected: number, slo?: GoodputSlos) {
+    this.exactUpTo = exactUpTo;
+    this.columns = STREAM_COLUMNS.map(() => new LatencyDistribution(exactUpTo, expected));
+    this.slo = slo;
+  }
+
+  /** The distribution of a column. */
+  column(c: StreamColumn): LatencyDistribution {
+    return this.columns[STREAM_COLUMNS.indexOf(c)];
+  }
+
+  /** Whether every column is exact. */
+  get exact(): boolean {
+    return this.columns.every((c) => c.exact);
+  }
+
+  /** Adds one request's figures. */
+  add(r: RequestFigures): void {
+    const c = this.columns;
+    this.requests++;
+    if (r.send >= 0) {
+      c[6].add((r.send - r.arrival) / 1e6);
+      if (r.send > r.arrival) this.waited = true;
+    }
+    if (r.engine < 0 || r.finish < 0) return;
+    this.done++;
+    const e2e = (r.finish - r.send) / 1e6;
+    const ttft = (r.firstToken - r.send) / 1e6;
+    const out = r.output;
+    c[0].add(e2e);
+    c[1].add(ttft);
+    const tpot = out > 1 ? (e2e - ttft) / (out - 1) : NaN;
+    if (out > 1) c[2].add(tpot);
+    const ttftA = (r.firstToken - r.arrival) / 1e6;
+    const e2eA = (r.finish - r.arrival) / 1e6;
+    c[7].add(ttftA);
+    c[8].add(e2eA);
+    const slo = this.slo;
+    if (
+      slo && !(ttftA > (slo.ttft ?? Infinity)) && !(tpot > (slo.tpot ?? Infinity)) && !(e2eA > (slo.e2e ?? Infinity))
+    ) this.met++;
+    c[3].add(r.input);
+    c[4].add(out);
+    if (e2e > ttft) c[5].add(out / (e2e - ttft));
+    this.inputTokens += r.input;
+    this.outputTokens += out;
+    this.preemptions += r.preemptions;
+    if (r.send < this.firstSend) this.firstSend = r.send;
+    if (r.finish > this.lastFinish) this.lastFinish = r.finish;
+  }
+}

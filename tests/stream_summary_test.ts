@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { runSources } from "../core/assembly/run.ts";
+import { YamlSource } from "../core/config/source.ts";
+import { simulate } from "../core/engine/simulator.ts";
+import type { RecordedRequest } from "../core/engine/types.ts";
+import { assemble } from "../core/assembly/assemble.ts";
+import { loadConfigSources } from "../core/config/load.ts";
+import { SKETCH_RELATIVE_ACCURACY } from "../core/metrics/sketch.ts";
+import { ALL_STATISTICS, EXT_COLUMNS, METRIC_COLUMNS } from "../core/metrics/summary.ts";
+import type { ColumnStats, Summary } from "../core/metrics/summary.ts";
+
+/** Two H100s at 70% of their capacity with varied lengths (so that every column has a spread). */
+const instances = new YamlSource(
+  "i.yaml",
+  "instance_groups: [{num_instances: 2, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}]",
+);
+const common = (requests: number) =>
+  new YamlSource(
+    "c.yaml",
+    `model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
+load_gen: {load_gen_type: synthetic, num_requests: ${requests}, arrival: {process: poisson, request_rate: 20},
+  input_tokens: {dist: uniform, min: 64, max: 2048}, output_tokens: {dist: uniform, min: 8, max: 512}}
+serving_config: {max_concurrency: 100000000, engine: vllm}`,
+  );
+
+/** `got` within the sketch's relative accuracy of `want` (with room for the rounding of a bucket's bounds). */
+function within(got: number, want: number, what: string): void {
+  assert.ok(
+    Math.abs(got - want) <= SKETCH_RELATIVE_ACCURACY * (1 + 1e-9) * Math.abs(want),
+    `${what}: ${got} is not within 0.5% of ${want}`,
+  );
+}
+
+/** Every statistic of every column of two summaries: percentiles within the sketch's bound, the rest exact. */
+function compare(streamed: Summary, exact: Summary): void {
+  const columns: [string, ColumnStats, ColumnStats][] = [
+    ...METRIC_COLUMNS.map((c) => [c, streamed.perMetric[c], exact.perMetric[c]] as [string, ColumnStats, ColumnStats]),
+    ...EXT_COLUMNS.map((c) => [c, streamed.extMetric[c], exact.extMetric[c]] as [string, ColumnStats, ColumnStats]),
+  ];
+  for (const [column, got, want] of columns) {
+    for (const st of ALL_STATISTICS) {
+      if (st === "MIN" || st === "MAX") assert.equal(got[st], want[st], `${column} ${st}`);
+      // The mean is summed in completion order rather than request order: the same up to rounding.
+      else if (st === "AVERAGE") {
+        assert.ok(Math.abs(got[st] - want[st]) <= 1e-9 * Math.abs(want[st]), `${column} AVERAGE`);
+      } else within(got[st], want[st], `${column} ${st}`);
+    }
+  }
+  assert.deepEqual(streamed.overall, exact.overall);
+}
+
+Deno.test("a run longer than its exact count streams its figures: every percentile within 0.5% of the exact run's, counts and extremes exact", () => {
+  const exact = runSources([instances], common(20_000), { goodput: { ttft: 0.05, e2e: 10 } });
+  const streamed = runSources([instances], common(20_000), { exactUpTo: 1_500, goodput: { ttft: 0.05, e2e: 10 } });
+  assert.equal(exact.summary.sketch, undefined);
+  assert.deepEqual(streamed.summary.sketch, {
+    requests: 20_000,
+    exactUpTo: 1_500,
+    relativeAccuracy: SKETCH_RELATIVE_ACCURACY,
+  });
+  // The same run: the simulation is unchanged, only its figures are kept differently.
+  assert.equal(streamed.result.endTime, exact.result.endTime);
+  compare(streamed.summary, exact.summary);
+  assert.equal(streamed.summary.goodput!.met, exact.summary.goodput!.met);
+  assert.equal(streamed.summary.preemptions, exact.summary.preemptions);
+  // The table keeps every 14th request (⌈20,000 / 1,500⌉): 1,429 rows; the load figures read it at scale.
+  assert.equal(streamed.result.requests.count, 1_429);
+  assert.equal(streamed.result.requests.stride, 14);
+  const [s, e] = [streamed.summary.load, exact.summary.load];
+  assert.equal(s.keepsUp, e.keepsUp);
+  assert.ok(Math.abs(s.offeredRate / e.offeredRate - 1) < 0.02, `offered ${s.offeredRate} vs ${e.offeredRate}`);
+  assert.ok(Math.abs(s.achievedRate / e.achievedRate - 1) < 0.02, `achieved ${s.achievedRate} vs ${e.achievedRate}`);
+});
+
+Deno.test("keepEvery thins the table to every k-th request, value for value, while onRecord sees every request once", () => {
+  const input = assemble(loadConfigSources([instances], common(3_000))).input;
+  const all = simulate(input).requests;
+  const seen: RecordedRequest[] = [];
+  const thin = simulate(input, { keepEvery: 7, onRecord: (r) => seen.push({ ...r }) }).requests;
+  assert.equal(thin.count, Math.ceil(3_000 / 7));
+  for (let row = 0; row < thin.count; row++) {
+    const id = row * 7;
+    for (
+      const key of ["arrival", "send", "firstToken", "finish", "input", "output", "preemptions", "engine"] as const
+    ) {
+      assert.equal(thin[key][row], all[key][id], `request ${id} ${key}`);
+    }
+  }
+  assert.deepEqual(seen.map((r) => r.id).sort((a, b) => a - b), Array.from({ length: 3_000 }, (_, i) => i));
+  for (const r of seen) assert.equal(r.finish, all.finish[r.id]);
+});
