@@ -185,6 +185,15 @@ export class LazyDecode {
   readonly #blockDue: BlockSteps;
   /** Lag → the cohort requests whose last token that step produces. */
   readonly #finishDue = new Map<number, Request[]>();
+  /**
+   * The lags of {@link #finishDue}, as a min-heap (a lag whose requests left
+   * may linger: it is dropped when reached), and the least of them: a step
+   * that ends nobody's request compares a field of this object instead of
+   * looking the map up. Across a fleet of 512 engines that lookup missed the
+   * cache at nearly every step: 13% of a run.
+   */
+  readonly #finishLags: number[] = [];
+  #nextFinish = Infinity;
   /** Phase → the cohort requests counted by phase (see the module doc); none where blocks are counted as touched. */
   readonly #phase?: Int32Array;
   /** Tokens per KV block. */
@@ -288,6 +297,42 @@ export class LazyDecode {
     this.cohort--;
   }
 
+  /** Adds a finish lag to the heap. */
+  #addFinishLag(lag: number): void {
+    const h = this.#finishLags;
+    let i = h.length;
+    h.push(lag);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (h[parent] <= lag) break;
+      h[i] = h[parent];
+      i = parent;
+    }
+    h[i] = lag;
+    this.#nextFinish = h[0];
+  }
+
+  /** Drops the heap's lags up to `k`. */
+  #dropFinishLags(k: number): void {
+    const h = this.#finishLags;
+    while (h.length > 0 && h[0] <= k) {
+      const last = h.pop()!;
+      const n = h.length;
+      if (n === 0) break;
+      let i = 0;
+      for (;;) {
+        let child = 2 * i + 1;
+        if (child >= n) break;
+        if (child + 1 < n && h[child + 1] < h[child]) child++;
+        if (h[child] >= last) break;
+        h[i] = h[child];
+        i = child;
+      }
+      h[i] = last;
+    }
+    this.#nextFinish = h.length > 0 ? h[0] : Infinity;
+  }
+
   /** The lag of the step at which cohort request `r` needs its next KV block (from its stored values). */
   #blockLag(r: Request): number {
     return r.blocks * this.#host.blockSize - r.computed;
@@ -336,6 +381,8 @@ export class LazyDecode {
     const k = this.lag;
     this.lag = k + 1;
     this.last = now;
+    if (k < this.#nextFinish) return cohort;
+    this.#dropFinishLags(k);
     const ending = this.#finishDue.get(k);
     if (ending === undefined) return cohort;
     this.#finishDue.delete(k);
@@ -407,6 +454,7 @@ export class LazyDecode {
         this.#phase[block % this.#bs]++;
         r.phased = true;
       } else if (block <= finish) this.#blockDue.add(block, r);
+      if (!this.#finishDue.has(finish)) this.#addFinishLag(finish);
       addTo(this.#finishDue, finish, r);
     }
     if (p > this.cohort) {
@@ -422,6 +470,8 @@ export class LazyDecode {
     this.#blockDue.clear();
     this.#phase?.fill(0);
     this.#finishDue.clear();
+    this.#finishLags.length = 0;
+    this.#nextFinish = Infinity;
     this.cohort = 0;
     this.lag = 0;
     this.#joinAfter = this.#host.steps + this.#after;
