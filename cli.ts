@@ -33,7 +33,7 @@ import { fileURLToPath } from "node:url";
 import { describeRun, diagnostics, pools, runFiles, runSources } from "./core/assembly/run.ts";
 import type { RunOptions } from "./core/assembly/run.ts";
 import { YamlSource } from "./core/config/source.ts";
-import { denoFileSystem } from "./core/config/load.ts";
+import { denoFileSystem, loadConfig, loadConfigSources } from "./core/config/load.ts";
 import type { FileSystem } from "./core/config/load.ts";
 import { runJson } from "./core/report/run_json.ts";
 import { runReportHtml } from "./core/report/run_report.ts";
@@ -44,6 +44,9 @@ import type { RunOutput } from "./core/assembly/run.ts";
 import type { AssembledRun } from "./core/assembly/assemble.ts";
 import type { GoodputSlos } from "./core/metrics/summary.ts";
 import { EXACT_UP_TO } from "./core/metrics/sketch.ts";
+import { mergeShards, parseShard, runIdentity, shardFile } from "./core/assembly/shard.ts";
+import type { Shard, ShardFile } from "./core/assembly/shard.ts";
+import { assemble } from "./core/assembly/assemble.ts";
 import { formatSummaryTable } from "./core/report/table.ts";
 import { formatRequestCsv, ProfilingFiles } from "./core/report/profiling.ts";
 import type { TraceCounts } from "./core/report/profiling.ts";
@@ -143,6 +146,12 @@ interface CliOptions {
   saturation_probe?: boolean;
   /** `--exact_up_to`: requests whose figures stay exact. */
   exact_up_to?: number;
+  /** `--shard i/n`. */
+  shard?: Shard;
+  /** `--shard_output`: where a shard writes its figures. */
+  shard_output?: string;
+  /** `--merge`: shard files to combine instead of simulating. */
+  merge?: string[];
   listModels?: boolean;
   listDevices?: boolean;
 }
@@ -294,6 +303,23 @@ function program(io: CliOutput): Command {
         }
         return n;
       }),
+    )
+    .addOption(
+      new Option(
+        "--shard <i/n>",
+        "simulate partition i of n (0-based): engines and requests whose index is i modulo n; needs --shard_output",
+      ).argParser((v) => {
+        try {
+          return parseShard(v);
+        } catch (e) {
+          throw new CommanderError(2, "shard", `--shard: ${(e as Error).message}`);
+        }
+      }),
+    )
+    .option("--shard_output <file>", "where --shard writes its partition's figures, for --merge")
+    .option(
+      "--merge <file...>",
+      "combine the files of every --shard of the run (same config files and flags) into its summary, without simulating",
     )
     .option(
       "--saturation_probe",
@@ -466,7 +492,7 @@ export async function main(args: string[], output: CliOutput = PROCESS_OUTPUT): 
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return 0;
-      if (["seed", "goodput", "profiling_window", "profiling_requests", "exact_up_to"].includes(e.code)) {
+      if (["seed", "goodput", "profiling_window", "profiling_requests", "exact_up_to", "shard"].includes(e.code)) {
         err(`servingcast: ${e.message}`);
       }
       return 2; // commander already printed its message; argparse exits 2 on usage errors
@@ -503,12 +529,21 @@ export async function main(args: string[], output: CliOutput = PROCESS_OUTPUT): 
     err(`servingcast: error: ${profilingFlag} needs --enable_profiling`);
     return 2;
   }
+  if ((opts.shard === undefined) !== (opts.shard_output === undefined)) {
+    err(`servingcast: error: ${opts.shard ? "--shard needs --shard_output" : "--shard_output needs --shard"}`);
+    return 2;
+  }
+  if (opts.merge && (opts.shard || opts.enable_profiling || opts.dump_requests || opts.saturation_probe)) {
+    err(`servingcast: error: --merge reads finished shards: it does not run --shard, profiling, dumps or probes`);
+    return 2;
+  }
   // Output paths are checked before the run: a typo costs no simulation, and an input is never overwritten.
   const named = [...opts.instance_config_path ?? [], ...opts.common_config_path ? [opts.common_config_path] : []];
   const badPath = [
     opts.output_json !== undefined ? outputFileProblem("--output_json", opts.output_json, named) : undefined,
     opts.report !== undefined ? outputFileProblem("--report", opts.report, named) : undefined,
     opts.dump_requests !== undefined ? outputFileProblem("--dump_requests", opts.dump_requests, named) : undefined,
+    opts.shard_output !== undefined ? outputFileProblem("--shard_output", opts.shard_output, named) : undefined,
     opts.enable_profiling ? outputDirProblem("--profiling_output_path", opts.profiling_output_path) : undefined,
   ].find((x) => x !== undefined);
   if (badPath) {
@@ -558,7 +593,8 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
   const wallStart = performance.now();
   let out: RunOutput;
   try {
-    out = run({
+    out = opts.merge ? merged(inputs, opts.merge, opts, read, fs) : run({
+      shard: opts.shard,
       onAssembled: opts.enable_profiling ? (plan) => void (profile = openProfiling(opts, plan)) : undefined,
       seed: opts.seed,
       goodput: opts.goodput,
@@ -572,6 +608,16 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
       onArrival: dump ? (d) => dump.write(formatTraceLine(d)) : undefined,
       onProgress: progress.onProgress,
     });
+    if (opts.shard) {
+      const file = shardFile(
+        out,
+        opts.shard,
+        runIdentity(out.assembled),
+        out.assembled.input.workload.numRequests,
+        out.stream,
+      );
+      writeOutput("--shard_output", opts.shard_output!, JSON.stringify(file), read);
+    }
   } catch (e) {
     progress.stop();
     profile?.abort();
@@ -588,7 +634,12 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
 
   if (!opts.quiet) {
     for (const n of out.assembled.notices) err(n);
-    err(`${describeRun(out)} in ${wall.toFixed(2)} s wall`);
+    const how = opts.merge
+      ? `, merged from ${opts.merge.length} shards`
+      : opts.shard
+      ? ` (shard ${opts.shard.index}/${opts.shard.count}: ${out.result.engines.length} engines, ${out.summary.overall.total_requests} requests)`
+      : "";
+    err(`${describeRun(out)}${how} in ${wall.toFixed(2)} s wall`);
   }
   for (const u of out.summary.unservable) {
     err(`warning: ${u.count} request(s) can never be served and were left out of the summary: ${u.reason}`);
@@ -646,6 +697,35 @@ async function runMain(opts: CliOptions, io: CliOutput): Promise<number> {
     }
   }
   return 0;
+}
+
+/** The run the shard files of `paths` are the partitions of, merged (InputError: they are not). */
+function merged(
+  inputs: RunInputs,
+  paths: readonly string[],
+  opts: CliOptions,
+  read: string[],
+  fs: FileSystem,
+): RunOutput {
+  const cfg = inputs.kind === "files"
+    ? loadConfig(inputs.instances, inputs.common, fs)
+    : loadConfigSources(inputs.instances, inputs.common);
+  const assembled = assemble(cfg, { seed: opts.seed });
+  const files = paths.map((p): [string, ShardFile] => {
+    read.push(p);
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(p);
+    } catch (e) {
+      throw new InputError({ file: p }, `cannot read: ${(e as Error).message}`);
+    }
+    try {
+      return [p, JSON.parse(text)];
+    } catch (e) {
+      throw new InputError({ file: p }, `not JSON: ${(e as Error).message}`);
+    }
+  });
+  return { assembled, ...mergeShards(runIdentity(assembled), files) };
 }
 
 if (import.meta.main) {

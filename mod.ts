@@ -26,13 +26,31 @@ export {
   assemble,
   describeRun,
   diagnostics,
+  mergeShards,
+  parseShard,
   pools,
   runFiles,
+  runIdentity,
   runLoaded,
   runSources,
   saturationProbe,
+  SHARD_FORMAT,
+  shardFile,
+  shardInput,
+  TABLE_COLUMNS,
+  unshardable,
 } from "./core/assembly/mod.ts";
-export type { AssembledGroup, AssembledRun, AssemblyOptions, RunOptions, RunOutput } from "./core/assembly/mod.ts";
+export type {
+  AssembledGroup,
+  AssembledRun,
+  AssemblyOptions,
+  RunOptions,
+  RunOutput,
+  Shard,
+  ShardEngine,
+  ShardFile,
+  ShardTable,
+} from "./core/assembly/mod.ts";
 import { assemble as assembleRun } from "./core/assembly/mod.ts";
 import type { AssembledRun as Assembled } from "./core/assembly/mod.ts";
 import { sizeMemory as sizeDeviceMemory } from "./core/hardware/mod.ts";
@@ -195,6 +213,7 @@ export {
 } from "./core/metrics/mod.ts";
 export type {
   ColumnStats,
+  DistributionJson,
   ExtColumn,
   GoodputSlos,
   GoodputStats,
@@ -216,6 +235,7 @@ export type {
   Residual,
   Statistic,
   StreamColumn,
+  StreamJson,
   Summary,
   SummaryOptions,
   TimeSeries,

@@ -12,3 +12,6 @@ export { workloadOf } from "./workload.ts";
 export { describeRun, diagnostics, pools, runFiles, runLoaded, runSources, saturationProbe } from "./run.ts";
 export type { RunOptions, RunOutput } from "./run.ts";
 export { intervalContext } from "./interval_context.ts";
+export { mergeShards, parseShard, runIdentity, SHARD_FORMAT, shardFile, shardInput, unshardable } from "./shard.ts";
+export type { Shard, ShardEngine, ShardFile, ShardTable } from "./shard.ts";
+export { TABLE_COLUMNS } from "./shard.ts";

@@ -17,6 +17,9 @@ import type { SimulationOptions, SimulationResult } from "../engine/types.ts";
 import { summarize } from "../metrics/summary.ts";
 import { RequestStream } from "../metrics/stream.ts";
 import { EXACT_UP_TO } from "../metrics/sketch.ts";
+import { shardInput, unshardable } from "./shard.ts";
+import type { Shard } from "./shard.ts";
+import { InputError } from "../config/errors.ts";
 import { loadStats, middleRate, withProbe } from "../metrics/load.ts";
 import type { Probe } from "../metrics/load.ts";
 import type { GoodputSlos, Summary } from "../metrics/summary.ts";
@@ -38,6 +41,8 @@ export interface RunOutput {
   readonly summary: Summary;
   /** Bucketed time series per instance group (when asked for with `timeseries`). */
   readonly series?: TimeSeries;
+  /** Its requests' figures as they streamed in, when it was longer than its exact count. */
+  readonly stream?: RequestStream;
 }
 
 /** Options of {@link runFiles}. */
@@ -62,6 +67,12 @@ export interface RunOptions extends SimulationOptions {
    * figures: memory stays bounded however long the run.
    */
   exactUpTo?: number;
+  /**
+   * Runs one partition of the fleet and its requests (core/assembly/shard.ts);
+   * whether its figures stream follows the whole run's request count, so
+   * that the shards merge into what one run would report.
+   */
+  shard?: Shard;
   /** Collect time series for reports (memory bounded; see core/metrics/timeseries.ts). */
   timeseries?: boolean;
   /**
@@ -181,18 +192,24 @@ export function runLoaded(loaded: LoadedConfig, options: RunOptions = {}): RunOu
   const n = assembled.input.workload.numRequests;
   const exactUpTo = options.exactUpTo ?? EXACT_UP_TO;
   const stream = n > exactUpTo ? new RequestStream(exactUpTo, exactUpTo, options.goodput) : undefined;
-  const { onRecord } = options;
+  const { onRecord, shard } = options;
   const streamed: SimulationOptions = stream
     ? {
       keepEvery: Math.ceil(n / exactUpTo),
       onRecord: onRecord ? (r) => (stream.add(r), onRecord(r)) : (r) => stream.add(r),
     }
     : {};
-  if (!options.timeseries) {
-    const result = simulate(assembled.input, { ...options, ...streamed });
-    return { assembled, result, summary: probed(summarize(result, { goodput: options.goodput, stream })) };
+  let input = assembled.input;
+  if (shard) {
+    const why = unshardable(input, shard);
+    if (why) throw new InputError({ file: `--shard ${shard.index}/${shard.count}` }, why);
+    input = shardInput(input, shard);
   }
-  const engines = assembled.input.engines;
+  if (!options.timeseries) {
+    const result = simulate(input, { ...options, ...streamed });
+    return { assembled, result, summary: probed(summarize(result, { goodput: options.goodput, stream })), stream };
+  }
+  const engines = input.engines;
   const c = new TimeSeriesCollector(
     assembled.groups.map((g, i) => ({
       name: g.name,
@@ -201,7 +218,7 @@ export function runLoaded(loaded: LoadedConfig, options: RunOptions = {}): RunOu
     engines.map((e) => e.group),
   );
   const { onStep, onTransfer } = options;
-  const result = simulate(assembled.input, {
+  const result = simulate(input, {
     ...options,
     ...streamed,
     onStep: onStep ? (s) => (c.onStep(s), onStep(s)) : c.onStep,
@@ -212,6 +229,7 @@ export function runLoaded(loaded: LoadedConfig, options: RunOptions = {}): RunOu
     result,
     summary: probed(summarize(result, { goodput: options.goodput, cdfPoints: CDF_POINTS, stream })),
     series: c.result(result.requests, result.endTime),
+    stream,
   };
 }
 

@@ -16,14 +16,14 @@
  */
 import { makeRouter } from "../policy/mod.ts";
 import { SyntheticSource } from "../workload/source.ts";
-import type { RequestDraw } from "../workload/source.ts";
+import type { RequestDraw, RequestSource } from "../workload/source.ts";
 import { Deque } from "./deque.ts";
 import { landed, releaseHeld, reserveIncoming } from "./kv_handoff.ts";
 import { Engine } from "./engine.ts";
 import { EventQueue } from "./event_queue.ts";
 import { Request } from "./request.ts";
 import { TransferManager } from "./transfer.ts";
-import type { RequestTable, SimulationInput, SimulationOptions, SimulationResult } from "./types.ts";
+import type { RequestTable, SimulationInput, SimulationOptions, SimulationResult, WorkloadSpec } from "./types.ts";
 
 function newTable(requests: number, stride: number): RequestTable {
   const n = Math.ceil(requests / stride);
@@ -45,6 +45,17 @@ function newTable(requests: number, stride: number): RequestTable {
 /** Why `e` can never serve a request of these lengths (a prefill engine holds only the prompt), or undefined. */
 function whyNot(e: Engine, input: number, output: number): string | undefined {
   return e.whyUnservable(input, e.spec.role === "prefill" ? 1 : output);
+}
+
+/** A workload's request stream: its own source (a trace), or its synthetic arrivals, lengths and classes. */
+export function workloadSource(w: WorkloadSpec): RequestSource {
+  return w.source?.() ?? new SyntheticSource(
+    w.numRequests,
+    w.arrival,
+    w.classes ??
+      [{ name: "default", weight: 1, input: w.input, output: w.output, sharedPrefixTokens: 0, prefixGroups: 1 }],
+    w.seed,
+  );
 }
 
 /** What decides which requests an engine can serve: engines with the same kind answer alike. */
@@ -129,13 +140,7 @@ class Simulation {
     this.#transfers = new TransferManager(
       this.#engines.map((e) => ({ out: e.spec.linkBandwidth / 1e6, in: e.spec.linkBandwidth / 1e6 })),
     );
-    this.#source = w.source?.() ?? new SyntheticSource(
-      w.numRequests,
-      w.arrival,
-      w.classes ??
-        [{ name: "default", weight: 1, input: w.input, output: w.output, sharedPrefixTokens: 0, prefixGroups: 1 }],
-      w.seed,
-    );
+    this.#source = workloadSource(w);
     if (this.#source.count !== w.numRequests) {
       throw new RangeError(`source yields ${this.#source.count} of ${w.numRequests} requests`);
     }

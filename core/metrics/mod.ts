@@ -32,7 +32,8 @@ export type {
 } from "./summary.ts";
 export { EXACT_UP_TO, LatencyDistribution, SKETCH_RELATIVE_ACCURACY } from "./sketch.ts";
 export { RequestStream, STREAM_COLUMNS } from "./stream.ts";
-export type { RequestFigures, StreamColumn } from "./stream.ts";
+export type { RequestFigures, StreamColumn, StreamJson } from "./stream.ts";
+export type { DistributionJson } from "./sketch.ts";
 export { KEEP_UP_TOLERANCE, loadStats, middleRate } from "./load.ts";
 export type { LoadStats, Probe } from "./load.ts";
 export { poolStats } from "./groups.ts";

@@ -29,6 +29,22 @@ export const SKETCH_RELATIVE_ACCURACY = 0.005;
  */
 export const EXACT_UP_TO = 100_000;
 
+/** A {@link LatencyDistribution} as JSON: exact values, or a sketch. */
+export interface DistributionJson {
+  /** Values it keeps exactly before sketching them. */
+  readonly exactUpTo: number;
+  /** Its values, while exact. */
+  readonly values?: readonly number[];
+  /** The sketch's buckets as [key, count] pairs (keys of DDSketch's logarithmic mapping), and its zeros. */
+  readonly sketch?: { readonly bins: readonly (readonly [number, number])[]; readonly zeros: number };
+  /** The least value (a sketch's; its protobuf does not keep it). */
+  readonly min?: number;
+  /** The greatest value. */
+  readonly max?: number;
+  /** Σ values. */
+  readonly sum?: number;
+}
+
 /** A distribution of non-negative values: exact up to a count, then sketched. */
 export class LatencyDistribution {
   /** The values while exact (the first `#n` slots), in the order added until {@link sortedValues} sorts them. */
@@ -135,6 +151,46 @@ export class LatencyDistribution {
   quantile(q: number): number {
     const n = this.count;
     return this.valueAtRank(Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1)));
+  }
+
+  /** Its state as JSON (its values while exact, else the sketch's buckets with its extremes and sum). */
+  toJSON(): DistributionJson {
+    if (this.#values) return { exactUpTo: this.#exactUpTo, values: Array.from(this.#values.subarray(0, this.#n)) };
+    const s = this.#sketch!;
+    const bins: [number, number][] = [];
+    s.store.bins.forEach((c, i) => c > 0 && bins.push([i + s.store.offset, c]));
+    return {
+      exactUpTo: this.#exactUpTo,
+      sketch: { bins, zeros: s.zeroCount },
+      min: s.min,
+      max: s.max,
+      sum: this.#sum,
+    };
+  }
+
+  /** A distribution from {@link toJSON}'s output. */
+  static fromJSON(j: DistributionJson): LatencyDistribution {
+    const d = new LatencyDistribution(j.exactUpTo, j.values?.length ?? 1);
+    if (j.values) {
+      for (const v of j.values) d.add(v);
+      return d;
+    }
+    // The same buckets with the same counts: the same sketch, quantile for quantile.
+    const s = new DDSketch({ relativeAccuracy: SKETCH_RELATIVE_ACCURACY });
+    let count = j.sketch!.zeros;
+    for (const [key, c] of j.sketch!.bins) {
+      s.store.add(key, c);
+      count += c;
+    }
+    s.zeroCount = j.sketch!.zeros;
+    s.count = count;
+    s.min = j.min!;
+    s.max = j.max!;
+    s.sum = j.sum!;
+    d.#values = undefined;
+    d.#sketch = s;
+    d.#sum = j.sum!;
+    return d;
   }
 
   #toSketch(): void {

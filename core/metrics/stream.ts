@@ -11,6 +11,7 @@
  */
 import type { RecordedRequest } from "../engine/types.ts";
 import { LatencyDistribution } from "./sketch.ts";
+import type { DistributionJson } from "./sketch.ts";
 
 /** The latency columns a stream keeps, in the order of the summary's tables (then its ext columns). */
 export const STREAM_COLUMNS = [
@@ -45,6 +46,34 @@ export interface GoodputSlos {
 /** One request's figures, µs (-1: never); `engine` -1 when it was unservable. */
 export type RequestFigures = Omit<RecordedRequest, "id">;
 
+/** A {@link RequestStream} as JSON. */
+export interface StreamJson {
+  /** Values each column keeps exactly. */
+  readonly exactUpTo: number;
+  /** Goodput SLOs. */
+  readonly slo?: GoodputSlos;
+  /** The columns, in {@link STREAM_COLUMNS} order. */
+  readonly columns: readonly DistributionJson[];
+  /** Requests added. */
+  readonly requests: number;
+  /** Requests served. */
+  readonly done: number;
+  /** Served requests meeting every SLO. */
+  readonly met: number;
+  /** Whether a request waited at the client. */
+  readonly waited: boolean;
+  /** First send, µs (null: none served). */
+  readonly firstSend: number | null;
+  /** Last completion, µs (null: none served). */
+  readonly lastFinish: number | null;
+  /** Prompt tokens served. */
+  readonly inputTokens: number;
+  /** Output tokens served. */
+  readonly outputTokens: number;
+  /** Σ preemptions. */
+  readonly preemptions: number;
+}
+
 /** Running figures of a run's requests. */
 export class RequestStream {
   /** Each column's distribution, by {@link STREAM_COLUMNS} order. */
@@ -78,11 +107,59 @@ export class RequestStream {
    * @param exactUpTo values each column keeps exactly
    * @param expected requests expected (room is taken for them up to `exactUpTo`)
    * @param slo goodput SLOs, when goodput is counted
+   * @param columns its columns' distributions so far (default: empty)
    */
-  constructor(exactUpTo: number, expected: number, slo?: GoodputSlos) {
+  constructor(exactUpTo: number, expected: number, slo?: GoodputSlos, columns?: readonly LatencyDistribution[]) {
     this.exactUpTo = exactUpTo;
-    this.columns = STREAM_COLUMNS.map(() => new LatencyDistribution(exactUpTo, expected));
+    this.columns = columns ?? STREAM_COLUMNS.map(() => new LatencyDistribution(exactUpTo, expected));
     this.slo = slo;
+  }
+
+  /** Adds every request of `other` (another shard of the run): its distributions merged, its counts summed. */
+  merge(other: RequestStream): void {
+    this.columns.forEach((c, i) => c.merge(other.columns[i]));
+    this.requests += other.requests;
+    this.done += other.done;
+    this.met += other.met;
+    this.waited ||= other.waited;
+    this.firstSend = Math.min(this.firstSend, other.firstSend);
+    this.lastFinish = Math.max(this.lastFinish, other.lastFinish);
+    this.inputTokens += other.inputTokens;
+    this.outputTokens += other.outputTokens;
+    this.preemptions += other.preemptions;
+  }
+
+  /** Its state as JSON (a shard's file). */
+  toJSON(): StreamJson {
+    return {
+      exactUpTo: this.exactUpTo,
+      ...(this.slo ? { slo: this.slo } : {}),
+      columns: this.columns.map((c) => c.toJSON()),
+      requests: this.requests,
+      done: this.done,
+      met: this.met,
+      waited: this.waited,
+      firstSend: this.done > 0 ? this.firstSend : null,
+      lastFinish: this.done > 0 ? this.lastFinish : null,
+      inputTokens: this.inputTokens,
+      outputTokens: this.outputTokens,
+      preemptions: this.preemptions,
+    };
+  }
+
+  /** A stream from {@link toJSON}'s output. */
+  static fromJSON(j: StreamJson): RequestStream {
+    const s = new RequestStream(j.exactUpTo, 1, j.slo, j.columns.map((c) => LatencyDistribution.fromJSON(c)));
+    s.requests = j.requests;
+    s.done = j.done;
+    s.met = j.met;
+    s.waited = j.waited;
+    s.firstSend = j.firstSend ?? Infinity;
+    s.lastFinish = j.lastFinish ?? -Infinity;
+    s.inputTokens = j.inputTokens;
+    s.outputTokens = j.outputTokens;
+    s.preemptions = j.preemptions;
+    return s;
   }
 
   /** The distribution of a column. */

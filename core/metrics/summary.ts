@@ -434,10 +434,21 @@ export function summarize(result: SimulationResult, options: SummaryOptions = {}
   };
 }
 
-/** A table's figures as a stream, in request order (every column exact when the table holds the whole run). */
-function streamOf(t: RequestTable, slo?: GoodputSlos): RequestStream {
+/**
+ * A table's figures as a stream, in request order (every column exact when
+ * the table holds no more than `exactUpTo` requests).
+ *
+ * @param t a run's table
+ * @param slo goodput SLOs
+ * @param exactUpTo values each column keeps exactly (default: the whole table)
+ */
+export function streamOf(
+  t: RequestTable,
+  slo?: GoodputSlos,
+  exactUpTo: number = Math.max(t.count, EXACT_UP_TO),
+): RequestStream {
   const n = t.count;
-  const stream = new RequestStream(Math.max(n, EXACT_UP_TO), n, slo);
+  const stream = new RequestStream(exactUpTo, Math.min(n, exactUpTo), slo);
   const row = { arrival: 0, send: 0, firstToken: 0, finish: 0, input: 0, output: 0, preemptions: 0, engine: 0 };
   for (let i = 0; i < n; i++) {
     row.arrival = t.arrival[i];

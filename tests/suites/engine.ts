@@ -14,6 +14,7 @@ import "../golden_test.ts";
 import "../invariants_test.ts";
 import "../overload_test.ts";
 import "../stream_summary_test.ts";
+import "../shard_test.ts";
 import "../pd_test.ts";
 import "../profiling_test.ts";
 import "../step_monotone_test.ts";
