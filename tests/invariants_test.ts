@@ -75,6 +75,7 @@ function referenceRun(inp: SimulationInput): { result: SimulationResult; steps: 
   let count = 0;
   const result = simulate(inp, {
     lazyDecodeAfter: Infinity,
+    routeByScan: true,
     onStep: (s) => {
       if ((count + 1) * STEP_FIELDS > steps.length) {
         const grown = new Float64Array(steps.length * 2);
@@ -89,8 +90,8 @@ function referenceRun(inp: SimulationInput): { result: SimulationResult; steps: 
 
 /**
  * Checks every invariant on one run of `inp`, with engines accounting their decoders lazily whenever they can.
- * `reference` runs it again with every request accounted at every step (which is also a second run of the same
- * input): the two must agree on every step, request and counter.
+ * `reference` runs it again with every request accounted at every step and every routing choice a scan of the
+ * candidates (which is also a second run of the same input): the two must agree on every step, request and counter.
  */
 function checkRun(inp: SimulationInput, label: string, reference = true): void {
   const w = inp.workload;
@@ -588,4 +589,82 @@ Deno.test("SGLang's own loop accounts every request one by one: runs with and wi
     assert.deepEqual([...lazy.requests.firstToken], [...reference.requests.firstToken]);
     assert.deepEqual([...lazy.requests.finish], [...reference.requests.finish]);
   }
+});
+
+Deno.test("a run whose engines preempt each other without end stops with the reason instead of hanging", () => {
+  // Found by the property test (seed 777, case 740): vLLM V0 on KV pools of 4 to 8 blocks (its watermark is then no
+  // block), three prompts and multi-step windows; every step preempts what the last one admitted, for ever.
+  const c = {
+    "engines": [{
+      "role": "prefill",
+      "kvBlocks": 4,
+      "fixedMs": 0.36428776349532266,
+      "perTokenMs": 0,
+      "tokenTime": 0.002775217654737296,
+      "linkBandwidth": 3950846.972738231,
+      "linkLatency": 0.006622131734875637,
+      "kvTransferBytesPerToken": 756981,
+    }, {
+      "role": "prefill",
+      "kvBlocks": 8,
+      "fixedMs": 0.8735081179990773,
+      "perTokenMs": 0,
+      "tokenTime": 0.0037577778967050404,
+      "linkBandwidth": 1000000.000000001,
+      "linkLatency": 0.049999999999999926,
+      "kvTransferBytesPerToken": 942871,
+    }, {
+      "role": "prefill",
+      "kvBlocks": 6,
+      "fixedMs": 0.6273304486296011,
+      "perTokenMs": 3e-323,
+      "tokenTime": 0.004608810069943691,
+      "linkBandwidth": 296012335089.2832,
+      "linkLatency": 2.438960183920162e-147,
+      "kvTransferBytesPerToken": 248500,
+    }, {
+      "role": "decode",
+      "kvBlocks": 7,
+      "fixedMs": 0.07712979618184508,
+      "perTokenMs": 0,
+      "tokenTime": 0.00019923030989914045,
+      "linkBandwidth": Infinity,
+      "linkLatency": 0,
+      "kvTransferBytesPerToken": 736551,
+    }],
+    "blockSize": 128,
+    "maxTokens": 26,
+    "maxSeqs": 112,
+    "chunkedPrefill": true,
+    "prefixCaching": true,
+    "mixPrefillDecode": true,
+    "admission": "greedy",
+    "scheduler": "vllm_v0",
+    "schedulerSteps": 10,
+    "requestDelay": 50000,
+    "draftTokens": 3,
+    "draftAcceptance": 0,
+
+    "routing": "least_loaded",
+    "numRequests": 3,
+    "maxConcurrency": 1000,
+    "seed": 561059,
+    "arrival": {
+      "process": "constant",
+      "cv": 2.9512739571491284,
+      "schedule": [{ "duration": 0.4387624482687957, "rate": 0.5000000000000017 }],
+    },
+    "classes": [{
+      "name": "c",
+      "weight": 1,
+      "input": { "dist": "bins", "bins": [{ "min_tokens": 176, "max_tokens": 429, "weight": 4 }] },
+      "output": { "dist": "bins", "bins": [{ "min_tokens": 136, "max_tokens": 151, "weight": 1 }] },
+      "sharedPrefixTokens": 0,
+      "prefixGroups": 2,
+    }],
+  } as unknown as Case;
+  assert.throws(
+    () => simulate(toInput(c)),
+    /^RangeError: the engines preempted \d+ times since a request last finished \(0 of 3 arrived finished\): requests take each other's KV blocks without end; give the engines more KV blocks$/,
+  );
 });

@@ -37,6 +37,7 @@ import type { NewTokenRatio } from "../policy/mod.ts";
 import type { EngineSpec } from "./types.ts";
 import type { EngineState } from "./engine_state.ts";
 import { dropKv } from "./preemption.ts";
+import { ROOM_FREED, ROOM_LOST } from "./kv_ledger.ts";
 import type { Request } from "./request.ts";
 import type { StepFormer } from "./step_former.ts";
 
@@ -118,7 +119,8 @@ export class SglangFormer {
     this.#idleTurn = false;
     // Merge the last prefill batch (finished requests have left the engine's batch).
     if (this.#lastPrefill.length > 0) {
-      const kept = this.#lastPrefill.filter((r) => r.finish < 0 && r !== this.chunked);
+      // (Nor those preempted since: they hold no blocks and wait again.)
+      const kept = this.#lastPrefill.filter((r) => r.finish < 0 && r.blocks > 0 && r !== this.chunked);
       if (kept.length < this.#lastPrefill.length) this.batchIsFull = false;
       if (kept.length > 0) {
         if (this.running.length === 0) this.batchIsFull = false;
@@ -191,14 +193,20 @@ export class SglangFormer {
       if (n <= 0) return false;
       const grow = Math.ceil((ch.computed + n) / s.blockSize) - ch.blocks;
       blocksLeft -= Math.max(0, grow);
-      if (grow > 0) e.grow(ch, grow);
-      this.#former.take(ch, n, e.shape);
-      batch.push([ch, n]);
-      offset += n + (n < left ? 0 : Math.min(ch.output, c.clip));
-      curOffset += n;
-      remInput -= n;
-      remChunk -= n;
-      if (n < left) chunking = ch;
+      // Blocks short of the count the free ones promised (cached blocks the chunk's own prefix holds are not
+      // evictable) preempt the newest running requests: they leave the running batch, and the chunking request
+      // itself, when it is the one preempted, waits again at the queue's head instead of prefilling.
+      const made = grow > 0 ? e.grow(ch, grow) : ROOM_FREED;
+      if (made !== ROOM_FREED) this.running = this.running.filter((r) => r.blocks > 0);
+      if (made !== ROOM_LOST) {
+        this.#former.take(ch, n, e.shape);
+        batch.push([ch, n]);
+        offset += n + (n < left ? 0 : Math.min(ch.output, c.clip));
+        curOffset += n;
+        remInput -= n;
+        remChunk -= n;
+        if (n < left) chunking = ch;
+      }
     }
     this.chunked = undefined;
     while (e.waiting.size > 0) {
@@ -302,7 +310,7 @@ export class SglangFormer {
     } else this.ratio = Math.max(this.ratio - this.#decay, this.#minRatio);
     // One token each (the chunking request, prefilling, is not served), the lazy cohort as one. Should a block still
     // be short (the check counts blocks, not SGLang's tokens), the engine preempts the newest: it leaves the batch.
-    if (this.#former.serveDecodes(Number.MAX_SAFE_INTEGER) < 0) {
+    if (this.#former.serveDecodes(Number.MAX_SAFE_INTEGER, this.chunked) < 0) {
       this.running = this.running.filter((r) => r.blocks > 0);
       // The chunking request too may have been taken (the newest): it is back in the queue, to be admitted anew.
       if (this.chunked !== undefined && this.chunked.blocks === 0) this.chunked = undefined;

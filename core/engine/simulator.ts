@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { makeRouter } from "../policy/mod.ts";
+import { LoadTree, makeRouter } from "../policy/mod.ts";
 import { SyntheticSource } from "../workload/source.ts";
 import type { RequestDraw, RequestSource } from "../workload/source.ts";
 import { Deque } from "./deque.ts";
@@ -57,6 +57,9 @@ export function workloadSource(w: WorkloadSpec): RequestSource {
     w.seed,
   );
 }
+
+/** Preemptions without a request finishing beyond which a run is stopped as thrashing (Simulation's `#checkThrash`). */
+export const THRASH_PREEMPTIONS = 1_000_000;
 
 /** What decides which requests an engine can serve: engines with the same kind answer alike. */
 const kindOf = (e: Engine) => e.unservableKey;
@@ -105,6 +108,15 @@ class Simulation {
   /** For each pool (front, decoders), one engine of each kind ({@link kindOf}) in it, in pool order. */
   readonly #specsOf = new Map<Engine[], Engine[]>();
   readonly #decoders: Engine[];
+  /**
+   * For each pool whose router takes the least key, its load tree, and each
+   * engine's tree and place in it: every handler that changes an engine
+   * touches it, and routing a request every engine of the pool can serve
+   * asks the tree (the same choice as the router's scan).
+   */
+  readonly #trees = new Map<Engine[], LoadTree>();
+  readonly #treeOf: (LoadTree | undefined)[] = [];
+  readonly #place: Int32Array;
   readonly #transfers: TransferManager;
   readonly #source: { next(): RequestDraw; readonly count: number };
   readonly #queue = new EventQueue();
@@ -120,6 +132,11 @@ class Simulation {
   #next: RequestDraw | undefined;
   #now = 0;
   #arrived = 0;
+  /** Steps ended (the thrash check runs every 65,536). */
+  #steps = 0;
+  /** Requests done at the thrash check that last saw one finish, and the engines' preemptions then. */
+  #doneAtCheck = 0;
+  #preemptionsAtDone = 0;
   #inflight = 0;
   #done = 0;
 
@@ -137,6 +154,16 @@ class Simulation {
       this.#specsOf.set(pool, pool.filter((e) => !seen.has(kindOf(e)) && (seen.add(kindOf(e)), true)));
     }
     this.#decodeRouter = makeRouter(input.routing, w.seed + 1);
+    this.#place = new Int32Array(this.#engines.length);
+    for (const [pool, router] of [[this.#front, this.#router], [this.#decoders, this.#decodeRouter]] as const) {
+      if (!router.key || pool.length === 0 || options.routeByScan) continue;
+      const tree = new LoadTree(pool, router.key);
+      this.#trees.set(pool, tree);
+      pool.forEach((e, i) => {
+        this.#treeOf[e.index] = tree;
+        this.#place[e.index] = i;
+      });
+    }
     this.#transfers = new TransferManager(
       this.#engines.map((e) => ({ out: e.spec.linkBandwidth / 1e6, in: e.spec.linkBandwidth / 1e6 })),
     );
@@ -160,6 +187,8 @@ class Simulation {
     while (queue.pop()) {
       if (queue.time < this.#now) throw new RangeError(`clock went back from ${this.#now} to ${queue.time} µs`);
       this.#now = queue.time;
+      // The event's engine may change its load (a transfer touches its two engines itself).
+      if (queue.kind !== "ARRIVAL" && queue.kind !== "TRANSFER_END") this.#touch(queue.target);
       switch (queue.kind) {
         case "ARRIVAL":
           this.#arrival();
@@ -224,6 +253,8 @@ class Simulation {
 
   /** An idle engine forms its next step, if it has one, and starts it. */
   #engineWake(e: Engine): void {
+    // Also called straight from a step's end, after routing may have read this engine's load.
+    this.#touch(e.index);
     e.wakePending = false;
     if (e.busy) return;
     const now = this.#now;
@@ -264,6 +295,7 @@ class Simulation {
   /** A step ends: tokens land, finished requests leave, prompt-done requests go to decode engines. */
   #stepEnd(e: Engine): void {
     const finished = e.completeStep(this.#now);
+    if ((++this.#steps & 0xffff) === 0) this.#checkThrash();
     for (const r of finished) {
       this.#inflight--;
       this.#record(r);
@@ -294,6 +326,8 @@ class Simulation {
     const r = t.request;
     const src = this.#engines[t.from];
     const dst = this.#engines[t.to];
+    this.#touch(t.from);
+    this.#touch(t.to);
     for (const x of transfers.finish(t, now)) {
       this.#queue.push(transfers.finishTime(x, now), "TRANSFER_END", x.id, x.version);
     }
@@ -354,6 +388,17 @@ class Simulation {
     return pool.filter((e) => ok.has(kindOf(e)));
   }
 
+  /** Engine `index`'s load may have changed: its tree, if any, looks again at the next choice. */
+  #touch(index: number): void {
+    this.#treeOf[index]?.touch(this.#place[index]);
+  }
+
+  /** `router`'s choice among `candidates`: its pool's tree when every engine of the pool can serve the request. */
+  #choose(router: ReturnType<typeof makeRouter>, candidates: Engine[]): Engine {
+    const tree = this.#trees.get(candidates);
+    return (tree ? tree.best() : router.choose(candidates)) as Engine;
+  }
+
   /** Sends as many backlogged requests as max_concurrency allows. */
   #pump(): void {
     const now = this.#now;
@@ -371,7 +416,8 @@ class Simulation {
         continue;
       }
       this.#inflight++;
-      const e = this.#engines[this.#router.choose(candidates).index];
+      const e = this.#engines[this.#choose(this.#router, candidates).index];
+      this.#touch(e.index);
       const delay = e.spec.requestDelay ?? 0;
       if (delay > 0) {
         e.assign(r);
@@ -399,7 +445,8 @@ class Simulation {
   /** Places a prompt-done request on a decode engine; it waits there if the engine has no room. */
   #handOff(r: Request): void {
     const pool = this.#eligible(this.#decoders, r.input, r.output) as Engine[];
-    const d = this.#engines[this.#decodeRouter.choose(pool).index];
+    const d = this.#engines[this.#choose(this.#decodeRouter, pool).index];
+    this.#touch(d.index);
     if (d.pendingKv.size === 0 && reserveIncoming(d, r)) this.#startTransfer(r, d);
     else {
       d.kvWaits++;
@@ -413,6 +460,29 @@ class Simulation {
       const r = d.pendingKv.shift()!;
       d.kvWaitTime += this.#now - r.handoffAt;
       this.#startTransfer(r, d);
+    }
+  }
+
+  /**
+   * Stops a run whose engines preempt without end: on a KV pool barely larger
+   * than a request (vLLM V0's watermark is no block below 100 blocks), each
+   * admitted prompt can preempt the one admitted before it, for ever, and
+   * no request finishes again. {@link THRASH_PREEMPTIONS} preemptions
+   * without a request finishing is far beyond any run that progresses (a
+   * pool thrashing slowly to its end took 65,000 for 3 requests).
+   */
+  #checkThrash(): void {
+    let preemptions = 0;
+    for (const e of this.#engines) preemptions += e.preemptions;
+    if (this.#done !== this.#doneAtCheck) {
+      this.#doneAtCheck = this.#done;
+      this.#preemptionsAtDone = preemptions;
+    } else if (preemptions - this.#preemptionsAtDone > THRASH_PREEMPTIONS) {
+      throw new RangeError(
+        `the engines preempted ${preemptions - this.#preemptionsAtDone} times since a request last finished ` +
+          `(${this.#done} of ${this.#arrived} arrived finished): requests take each other's KV blocks without end; ` +
+          `give the engines more KV blocks`,
+      );
     }
   }
 

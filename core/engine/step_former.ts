@@ -75,9 +75,13 @@ export class StepFormer implements StepBuilder {
     return this.serve(budget, ONLY[phase]);
   }
 
-  /** Serves the decodes only (a multi-step window's steps). */
-  serveDecodes(budget: number): number {
-    return this.serve(budget, DECODE_ONLY);
+  /**
+   * Serves the decodes only (a multi-step window's steps; SGLang's decode
+   * batch, which leaves out `skip`, its chunking request: one whose
+   * recomputation has a token left looks like a decoder but is prefilling).
+   */
+  serveDecodes(budget: number, skip?: Request): number {
+    return this.serve(budget, DECODE_ONLY, skip);
   }
 
   /** Adds `n` tokens of `r` to the step; decodes are counted inline in {@link serve}. */
@@ -102,13 +106,13 @@ export class StepFormer implements StepBuilder {
   }
 
   /**
-   * Gives running requests (those matching `only`) their tokens in order,
-   * preempting the newest running request when KV blocks run out.
+   * Gives running requests (those matching `only`, but `skip`) their tokens
+   * in order, preempting the newest running request when KV blocks run out.
    *
    * @returns the token budget left, or -1 when something was preempted
    * (and the scheduler admits nothing after a preemption)
    */
-  serve(budget: number, only: number): number {
+  serve(budget: number, only: number, skip?: Request): number {
     const e = this.#e;
     const bs = e.spec.blockSize;
     const run = e.running;
@@ -140,7 +144,7 @@ export class StepFormer implements StepBuilder {
     for (let i = first; i < run.length; i++) {
       const r = run[i];
       r.scheduled = 0;
-      if (budget === 0) continue;
+      if (budget === 0 || r === skip) continue;
       const left = r.input + r.generated - r.computed;
       const decoding = r.generated > 0 && left === 1;
       if ((decoding ? DECODE_ONLY : PREFILL_ONLY) & ~only) continue;

@@ -214,6 +214,12 @@ export interface SimulationOptions {
    */
   lazyDecodeAfter?: number;
   /**
+   * Every routing choice scans its candidates with the router (the
+   * reference path, slower on large pools) instead of asking the pool's load
+   * tree (core/policy/load_tree.ts). The choices are the same.
+   */
+  routeByScan?: boolean;
+  /**
    * The request table keeps every `keepEvery`-th request only (ids 0,
    * k, 2k, …; default 1: all): a long run's memory stays bounded while
    * {@link onRecord} streams every request's figures into its summary.

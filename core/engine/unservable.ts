@@ -74,7 +74,9 @@ function lifetimeTokens(rule: KvRule, input: number, output: number): number {
  * all but its last output token, and V0 never readmits one that leaves
  * fewer than the watermark free: `AllocStatus.NEVER`), and a free block
  * beside those it holds at its last decode (`can_append_slots` counts the
- * touched blocks, plus those its drafts reach); under MindIE's loop, a
+ * touched blocks, plus those its drafts reach), and one beside a
+ * recomputation of several chunks (its partly filled last block); under
+ * MindIE's loop, a
  * block to spare beside a readmission; under TurboMind's, the blocks of
  * one token more than its last step holds. Asking for these up front
  * reports a request V0 would drop only if it were preempted; the engine
@@ -98,7 +100,12 @@ function lifetimeBlocks(s: EngineSpec, rule: KvRule, input: number, output: numb
   const readmit = blocks + rule.watermark;
   if (!rule.touched) return readmit;
   const lastDecode = output > 1 ? Math.ceil((input + output - 2) / bs) + 1 + Math.ceil(s.draftTokens / bs) : 0;
-  return readmit > lastDecode ? readmit : lastDecode;
+  // A (re)computation's chunk after the first touches its partly filled last block: V0 wants a free block beside
+  // those of the tokens it recomputes (step_former.ts), up to its prompt and every output token but the last. One of
+  // more than one chunk that holds every block would preempt itself at each step, for ever.
+  const recompute = output > 1 ? input + output - 1 : input;
+  const laterChunk = s.chunkedPrefill && recompute > s.maxTokens ? Math.ceil(recompute / bs) + 1 : 0;
+  return Math.max(readmit, lastDecode, laterChunk);
 }
 
 /** Why a request can never complete on an engine. */

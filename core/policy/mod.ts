@@ -15,6 +15,7 @@ import { conservativeAdmission } from "./conservative_admission.ts";
 import { Rng } from "../workload/rng.ts";
 
 export { argMin } from "./router.ts";
+export { LoadTree } from "./load_tree.ts";
 export { ADMISSION_POLICIES } from "./admission.ts";
 export type { Admission, AdmissionName } from "./admission.ts";
 export { greedyAdmission } from "./greedy_admission.ts";

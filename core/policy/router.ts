@@ -27,9 +27,15 @@ export interface EngineLoad {
  */
 export interface Router {
   choose(candidates: readonly EngineLoad[]): EngineLoad;
+  /**
+   * When the router takes the candidate of least key ({@link argMin}), the
+   * key: a caller may then keep a {@link LoadTree} of a pool instead of
+   * asking for every request (the same choice).
+   */
+  readonly key?: (e: EngineLoad) => number;
 }
 
-/** Returns the candidate with the smallest key, ties to the lowest index. */
+/** Returns the candidate with the smallest key, ties to the earliest candidate. */
 export function argMin(candidates: readonly EngineLoad[], key: (e: EngineLoad) => number): EngineLoad {
   let best = candidates[0];
   let bestKey = key(best);

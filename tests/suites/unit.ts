@@ -27,6 +27,7 @@ import "../../core/engine/admission_test.ts";
 import "../../core/engine/batching_test.ts";
 import "../../core/engine/kv_ledger_test.ts";
 import "../../core/engine/unservable_test.ts";
+import "../../core/policy/load_tree_test.ts";
 import "../../core/policy/scheduler_test.ts";
 import "../../core/report/svg_test.ts";
 import "../../core/report/table_test.ts";
