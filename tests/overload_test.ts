@@ -174,20 +174,20 @@ Deno.test("cli --goodput rejects a malformed SLO with exit 2", async () => {
   assert.match(run.stderr, /--goodput: expected KEY:VALUE with KEY one of ttft, tpot, e2el/);
 });
 
+/** One H100 with Llama-3.1-8B chat (the bundled capacity scenario's files). */
+const CHAT = [
+  "--instance_config_path",
+  `${ROOT}scenarios/configs/h100_tp1_x1.yaml`,
+  "--common_config_path",
+  `${ROOT}scenarios/configs/llama8b_chat.yaml`,
+];
+
 Deno.test("--saturation_probe: the same deployment at doubled rates until it falls behind, serving at its service rate", async () => {
   // One H100, Llama-3.1-8B chat (1,024 + 256 tokens) at the file's 16 req/s: the probe keeps the file's 1,000 Poisson
   // requests and doubles their rate; at 32 req/s the deployment falls behind (the bundled capacity sweep's achieved
   // rate flattens at 21-22.5 req/s from 32 to 128 req/s offered).
   const dir = writeTemp({});
-  const args = [
-    "--instance_config_path",
-    `${ROOT}scenarios/configs/h100_tp1_x1.yaml`,
-    "--common_config_path",
-    `${ROOT}scenarios/configs/llama8b_chat.yaml`,
-    "--saturation_probe",
-    "--output_json",
-    `${dir}o.json`,
-  ];
+  const args = [...CHAT, "--saturation_probe", "--output_json", `${dir}o.json`];
   const run = await runCli(args);
   assert.equal(run.code, 0, run.stderr);
   const probe = JSON.parse(Deno.readTextFileSync(`${dir}o.json`)).load.saturation_probe_rate;
@@ -218,12 +218,7 @@ Deno.test("--saturation_probe: the same deployment at doubled rates until it fal
 
 Deno.test("--exact_up_to: a longer run says its percentiles are sketched (stderr and JSON); a bad count exits 2", async () => {
   const dir = writeTemp({});
-  const args = [
-    "--instance_config_path",
-    `${ROOT}scenarios/configs/h100_tp1_x1.yaml`,
-    "--common_config_path",
-    `${ROOT}scenarios/configs/llama8b_chat.yaml`,
-  ];
+  const args = CHAT;
   const run = await runCli([...args, "--exact_up_to", "300", "--output_json", `${dir}o.json`]);
   assert.equal(run.code, 0, run.stderr);
   assert.match(

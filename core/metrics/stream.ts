@@ -13,14 +13,19 @@ import type { RecordedRequest } from "../engine/types.ts";
 import { LatencyDistribution } from "./sketch.ts";
 import type { DistributionJson } from "./sketch.ts";
 
-/** The latency columns a stream keeps, in the order of the summary's tables (then its ext columns). */
-export const STREAM_COLUMNS = [
+/** Per-request columns, in the guide's order. */
+export const METRIC_COLUMNS = [
   "E2E_TIME(s)",
   "TTFT(s)",
   "TPOT(s)",
   "INPUT_TOKENS",
   "OUTPUT_TOKENS",
   "OUTPUT_TOKEN_THROUGHPUT(tok/s)",
+] as const;
+
+/** The latency columns a stream keeps: the guide's, then the ext ones per request. */
+export const STREAM_COLUMNS = [
+  ...METRIC_COLUMNS,
   "CLIENT_WAIT(s)",
   "TTFT_FROM_ARRIVAL(s)",
   "E2E_FROM_ARRIVAL(s)",

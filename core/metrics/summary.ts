@@ -20,22 +20,14 @@ import type { EngineStats, RequestTable, SimulationResult } from "../engine/type
 import { quantileCounted, quantileRanks, quantileSorted, valueAtRank } from "./percentile.ts";
 import { loadStats } from "./load.ts";
 import type { LoadStats } from "./load.ts";
-import { RequestStream } from "./stream.ts";
+import { METRIC_COLUMNS, RequestStream } from "./stream.ts";
 import type { GoodputSlos, StreamColumn } from "./stream.ts";
 import type { LatencyDistribution } from "./sketch.ts";
 import { EXACT_UP_TO, SKETCH_RELATIVE_ACCURACY } from "./sketch.ts";
 
 export type { GoodputSlos } from "./stream.ts";
 
-/** Per-request columns, in the guide's order. */
-export const METRIC_COLUMNS = [
-  "E2E_TIME(s)",
-  "TTFT(s)",
-  "TPOT(s)",
-  "INPUT_TOKENS",
-  "OUTPUT_TOKENS",
-  "OUTPUT_TOKEN_THROUGHPUT(tok/s)",
-] as const;
+export { METRIC_COLUMNS } from "./stream.ts";
 
 /** Statistics of each column, in the guide's order (the console table's rows). */
 export const STATISTICS = ["AVERAGE", "MIN", "MAX", "MEDIAN", "P75", "P90", "P99"] as const;
