@@ -68,20 +68,40 @@ export interface LazyHost {
   finish(r: Request, now: number): void;
 }
 
-/** Adds `r` to the bucket of `key`. */
-function addTo(buckets: Map<number, Request[]>, key: number, r: Request): void {
+/** Empty bucket lists kept for reuse, at most this many (a bucket per request finishing: garbage otherwise). */
+const SPARE_LISTS = 64;
+
+/** Adds `r` to the bucket of `key` (a new bucket takes a list from `spare`, when one is there). */
+function addTo(buckets: Map<number, Request[]>, key: number, r: Request, spare: Request[][]): void {
   const list = buckets.get(key);
-  if (list === undefined) buckets.set(key, [r]);
-  else list.push(r);
+  if (list !== undefined) list.push(r);
+  else {
+    const reused = spare.pop();
+    if (reused === undefined) buckets.set(key, [r]);
+    else {
+      reused.push(r);
+      buckets.set(key, reused);
+    }
+  }
+}
+
+/** Empties a bucket's list and keeps it in `spare` for reuse. */
+function recycle(list: Request[], spare: Request[][]): void {
+  if (spare.length >= SPARE_LISTS) return;
+  list.length = 0;
+  spare.push(list);
 }
 
 /** Removes `r` from the bucket of `key` (where it is). */
-function removeFrom(buckets: Map<number, Request[]>, key: number, r: Request): void {
+function removeFrom(buckets: Map<number, Request[]>, key: number, r: Request, spare: Request[][]): void {
   const list = buckets.get(key);
   if (list === undefined) return;
   const i = list.indexOf(r);
   if (i >= 0) list.splice(i, 1);
-  if (list.length === 0) buckets.delete(key);
+  if (list.length === 0) {
+    buckets.delete(key);
+    recycle(list, spare);
+  }
 }
 
 /**
@@ -193,6 +213,8 @@ export class LazyDecode {
    * cache at nearly every step: 13% of a run.
    */
   readonly #finishLags: number[] = [];
+  /** Emptied bucket lists, for reuse. */
+  readonly #spare: Request[][] = [];
   #nextFinish = Infinity;
   /** Phase → the cohort requests counted by phase (see the module doc); none where blocks are counted as touched. */
   readonly #phase?: Int32Array;
@@ -288,7 +310,7 @@ export class LazyDecode {
    */
   leave(r: Request): void {
     // Its entries: its finish step, and its phase or its next block step unless that is the step being formed.
-    removeFrom(this.#finishDue, this.#finishLag(r), r);
+    removeFrom(this.#finishDue, this.#finishLag(r), r, this.#spare);
     const block = this.#blockLag(r);
     if (r.phased) this.#phase![block % this.#bs]--;
     else if (block > this.lag) this.#blockDue.remove(block, r);
@@ -417,6 +439,7 @@ export class LazyDecode {
       }
       run.length = w;
     }
+    recycle(ending, this.#spare);
     const left = cohort - gone;
     this.cohort = left;
     if (left === 0) this.lag = 0;
@@ -455,7 +478,7 @@ export class LazyDecode {
         r.phased = true;
       } else if (block <= finish) this.#blockDue.add(block, r);
       if (!this.#finishDue.has(finish)) this.#addFinishLag(finish);
-      addTo(this.#finishDue, finish, r);
+      addTo(this.#finishDue, finish, r, this.#spare);
     }
     if (p > this.cohort) {
       this.cohort = p;

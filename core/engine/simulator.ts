@@ -58,9 +58,6 @@ export function workloadSource(w: WorkloadSpec): RequestSource {
   );
 }
 
-/** Preemptions without a request finishing beyond which a run is stopped as thrashing (Simulation's `#checkThrash`). */
-export const THRASH_PREEMPTIONS = 1_000_000;
-
 /** What decides which requests an engine can serve: engines with the same kind answer alike. */
 const kindOf = (e: Engine) => e.unservableKey;
 
@@ -132,11 +129,6 @@ class Simulation {
   #next: RequestDraw | undefined;
   #now = 0;
   #arrived = 0;
-  /** Steps ended (the thrash check runs every 65,536). */
-  #steps = 0;
-  /** Requests done at the thrash check that last saw one finish, and the engines' preemptions then. */
-  #doneAtCheck = 0;
-  #preemptionsAtDone = 0;
   #inflight = 0;
   #done = 0;
 
@@ -295,7 +287,6 @@ class Simulation {
   /** A step ends: tokens land, finished requests leave, prompt-done requests go to decode engines. */
   #stepEnd(e: Engine): void {
     const finished = e.completeStep(this.#now);
-    if ((++this.#steps & 0xffff) === 0) this.#checkThrash();
     for (const r of finished) {
       this.#inflight--;
       this.#record(r);
@@ -460,29 +451,6 @@ class Simulation {
       const r = d.pendingKv.shift()!;
       d.kvWaitTime += this.#now - r.handoffAt;
       this.#startTransfer(r, d);
-    }
-  }
-
-  /**
-   * Stops a run whose engines preempt without end: on a KV pool barely larger
-   * than a request (vLLM V0's watermark is no block below 100 blocks), each
-   * admitted prompt can preempt the one admitted before it, for ever, and
-   * no request finishes again. {@link THRASH_PREEMPTIONS} preemptions
-   * without a request finishing is far beyond any run that progresses (a
-   * pool thrashing slowly to its end took 65,000 for 3 requests).
-   */
-  #checkThrash(): void {
-    let preemptions = 0;
-    for (const e of this.#engines) preemptions += e.preemptions;
-    if (this.#done !== this.#doneAtCheck) {
-      this.#doneAtCheck = this.#done;
-      this.#preemptionsAtDone = preemptions;
-    } else if (preemptions - this.#preemptionsAtDone > THRASH_PREEMPTIONS) {
-      throw new RangeError(
-        `the engines preempted ${preemptions - this.#preemptionsAtDone} times since a request last finished ` +
-          `(${this.#done} of ${this.#arrived} arrived finished): requests take each other's KV blocks without end; ` +
-          `give the engines more KV blocks`,
-      );
     }
   }
 

@@ -328,11 +328,20 @@ export class RooflineCostModel {
       // (tokens only; the padded rows attend to nothing and need no logits).
       const rows = pad[b.tokens];
       if (rows > b.tokens) {
-        // Filled in place (an object literal here was garbage at every decode step).
-        const padded = Object.assign(this.#paddedShape, b);
-        padded.tokens = rows;
-        padded.hostShare = b.hostShare ?? 1;
-        b = padded;
+        // Filled in place, field by field (an object literal, or Object.assign's boxed copies of fractional
+        // fields, was garbage at every decode step).
+        const p = this.#paddedShape;
+        p.seqs = b.seqs;
+        p.logitsRows = b.logitsRows;
+        p.prefillTokens = b.prefillTokens;
+        p.prefillPairs = b.prefillPairs;
+        p.prefillContext = b.prefillContext;
+        p.decodeSeqs = b.decodeSeqs;
+        p.decodeTokens = b.decodeTokens;
+        p.decodeContext = b.decodeContext;
+        p.tokens = rows;
+        p.hostShare = b.hostShare ?? 1;
+        b = p;
       }
     }
     const k = this.kernels;
