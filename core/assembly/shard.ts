@@ -188,7 +188,6 @@ export function shardFile(
   const { result } = out;
   const t = result.requests;
   const figures = stream ?? streamOf(t, out.summary.goodput?.slos);
-  const col = <T extends Float64Array | Int32Array>(a: T) => Array.from(a);
   return {
     format: SHARD_FORMAT,
     shard: shard.index,
@@ -200,7 +199,7 @@ export function shardFile(
     engines: result.engines.map((e) => ({ ...e, itl: [...e.itl] })),
     table: {
       stride: t.stride ?? 1,
-      ...Object.fromEntries(TABLE_COLUMNS.map((c) => [c, col(t[c])])) as Omit<ShardTable, "stride">,
+      ...Object.fromEntries(TABLE_COLUMNS.map((c) => [c, Array.from(t[c])])) as Omit<ShardTable, "stride">,
     },
     stream: figures.toJSON(),
   };
@@ -253,16 +252,15 @@ export function mergeShards(
 /** The shards' tables as one, in arrival order (ties by request id), with their shared stride. */
 function mergeTables(shards: readonly ShardFile[]): RequestTable {
   const n = shards[0].shards;
-  const rows: [number, number, number][] = []; // arrival, global id, [shard, row] packed below
-  const at: [ShardFile, number][] = [];
+  // Each row: its arrival, its request id in the whole run, and where it is.
+  const rows: { arrival: number; id: number; f: ShardFile; r: number }[] = [];
   for (const f of shards) {
     const t = f.table;
     for (let r = 0; r < t.arrival.length; r++) {
-      rows.push([t.arrival[r], f.shard + n * r * t.stride, at.length]);
-      at.push([f, r]);
+      rows.push({ arrival: t.arrival[r], id: f.shard + n * r * t.stride, f, r });
     }
   }
-  rows.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  rows.sort((a, b) => a.arrival - b.arrival || a.id - b.id);
   const count = rows.length;
   const f64 = () => new Float64Array(count), i32 = () => new Int32Array(count);
   const t = {
@@ -277,18 +275,11 @@ function mergeTables(shards: readonly ShardFile[]): RequestTable {
     preemptions: i32(),
     engine: i32(),
   };
-  rows.forEach(([, , k], i) => {
-    const [f, r] = at[k];
-    const s = f.table;
-    t.arrival[i] = s.arrival[r];
-    t.send[i] = s.send[r];
-    t.firstToken[i] = s.firstToken[r];
-    t.finish[i] = s.finish[r];
-    t.input[i] = s.input[r];
-    t.output[i] = s.output[r];
-    t.preemptions[i] = s.preemptions[r];
+  rows.forEach(({ f, r }, i) => {
+    for (const c of TABLE_COLUMNS) t[c][i] = f.table[c][r];
     // The shard's engine index, as the whole run's.
-    t.engine[i] = s.engine[r] < 0 ? -1 : f.shard + n * s.engine[r];
+    const e = f.table.engine[r];
+    t.engine[i] = e < 0 ? -1 : f.shard + n * e;
   });
   return t;
 }

@@ -255,14 +255,17 @@ export class LazyDecode {
     const blockSteps = this.#blockDue;
     const n = blockSteps.count(k);
     const ledger = host.ledger;
+    // A listed request with blocks set aside takes its own (free and reserved both drop by one); each other one
+    // takes one of the free blocks nobody set aside.
+    const listed = blockSteps.list(k);
+    let unreserved = 0;
+    for (let i = 0; i < n; i++) if (listed[i].reserved === 0) unreserved++;
     const phased = this.#phase === undefined ? 0 : this.#phase[k % this.#bs];
     if (phased > 0) {
-      // The phased requests due take `phased` free blocks nobody set aside, and so do the listed ones with none set
-      // aside for them: the free ones first, then evicted cached ones, as each request's growth would take them.
-      // Short of that, the per-request path preempts (changing nothing here).
-      let want = phased;
-      const listed = blockSteps.list(k);
-      for (let i = 0; i < n; i++) if (listed[i].reserved === 0) want++;
+      // The phased requests due take `phased` free blocks nobody set aside too: the free ones first, then evicted
+      // cached ones, as each request's growth would take them. Short of that, the per-request path preempts
+      // (changing nothing here).
+      const want = phased + unreserved;
       if (want > ledger.unreserved) {
         if (want > ledger.unreserved + ledger.cachedEvictable) return -1;
         ledger.makeRoom(want + ledger.reserved);
@@ -274,11 +277,7 @@ export class LazyDecode {
     // lazily when one block is still free after its growth (then each of its decodes saw one), else one by one.
     if (n === 0 && this.#touched && ledger.unreserved < 1) return -1;
     if (n > 0) {
-      let growing = blockSteps.list(k);
-      // A request with blocks set aside takes its own (free and reserved both drop by one); each other
-      // one takes one of the free blocks nobody set aside.
-      let unreserved = 0;
-      for (let i = 0; i < n; i++) if (growing[i].reserved === 0) unreserved++;
+      let growing = listed;
       if (this.#touched && ledger.unreserved - unreserved < 1) return -1;
       const short = unreserved > ledger.unreserved;
       if (short && !host.preempts) return -1;

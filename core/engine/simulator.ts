@@ -387,7 +387,7 @@ class Simulation {
   /** `router`'s choice among `candidates`: its pool's tree when every engine of the pool can serve the request. */
   #choose(router: ReturnType<typeof makeRouter>, candidates: Engine[]): Engine {
     const tree = this.#trees.get(candidates);
-    return (tree ? tree.best() : router.choose(candidates)) as Engine;
+    return this.#engines[(tree ? tree.best() : router.choose(candidates)).index];
   }
 
   /** Sends as many backlogged requests as max_concurrency allows. */
@@ -407,7 +407,7 @@ class Simulation {
         continue;
       }
       this.#inflight++;
-      const e = this.#engines[this.#choose(this.#router, candidates).index];
+      const e = this.#choose(this.#router, candidates);
       this.#touch(e.index);
       const delay = e.spec.requestDelay ?? 0;
       if (delay > 0) {
@@ -436,7 +436,7 @@ class Simulation {
   /** Places a prompt-done request on a decode engine; it waits there if the engine has no room. */
   #handOff(r: Request): void {
     const pool = this.#eligible(this.#decoders, r.input, r.output) as Engine[];
-    const d = this.#engines[this.#choose(this.#decodeRouter, pool).index];
+    const d = this.#choose(this.#decodeRouter, pool);
     this.#touch(d.index);
     if (d.pendingKv.size === 0 && reserveIncoming(d, r)) this.#startTransfer(r, d);
     else {

@@ -12,12 +12,23 @@
  * @param q in [0, 1]
  */
 export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
-  const n = sorted.length;
+  return quantileAt(sorted.length, (rank) => sorted[rank], q);
+}
+
+/**
+ * The q-th quantile, numpy-style, of `n` samples whose 0-based `rank`-th
+ * smallest is `at(rank)`: linear between the two closest ranks.
+ *
+ * @param n samples (NaN when none)
+ * @param at the sample of a rank
+ * @param q in [0, 1]
+ */
+export function quantileAt(n: number, at: (rank: number) => number, q: number): number {
   if (n === 0) return NaN;
   const pos = (n - 1) * q;
   const lo = Math.floor(pos);
-  const hi = Math.min(lo + 1, n - 1);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+  const x = at(lo);
+  return x + (at(Math.min(lo + 1, n - 1)) - x) * (pos - lo);
 }
 
 /**
@@ -56,12 +67,7 @@ export function quantileRanks(n: number, q: number): readonly [number, number] {
  */
 export function quantileCounted(values: ArrayLike<number>, cumulative: ArrayLike<number>, q: number): number {
   const n = cumulative.length ? cumulative[cumulative.length - 1] : 0;
-  if (n === 0) return NaN;
-  const pos = (n - 1) * q;
-  const lo = Math.floor(pos);
-  const x = valueAtRank(values, cumulative, lo);
-  const y = valueAtRank(values, cumulative, Math.min(lo + 1, n - 1));
-  return x + (y - x) * (pos - lo);
+  return quantileAt(n, (rank) => valueAtRank(values, cumulative, rank), q);
 }
 
 /**

@@ -17,7 +17,7 @@
  * @module
  */
 import type { EngineStats, RequestTable, SimulationResult } from "../engine/types.ts";
-import { quantileCounted, quantileRanks, quantileSorted, valueAtRank } from "./percentile.ts";
+import { quantileAt, quantileCounted, quantileRanks, quantileSorted, valueAtRank } from "./percentile.ts";
 import { loadStats } from "./load.ts";
 import type { LoadStats } from "./load.ts";
 import { METRIC_COLUMNS, RequestStream } from "./stream.ts";
@@ -215,12 +215,7 @@ function columnStats(
   } else {
     // numpy's linear interpolation between the two closest ranks, each within the sketch's accuracy.
     at = (rank) => d.valueAtRank(rank);
-    quantile = (q) => {
-      const pos = (n - 1) * q;
-      const lo = Math.floor(pos);
-      const x = at(lo);
-      return x + (at(Math.min(lo + 1, n - 1)) - x) * (pos - lo);
-    };
+    quantile = (q) => quantileAt(n, at, q);
   }
   if (cdf?.sink) cdf.sink[cdf.column] = cdfOf(quantile, cdf.points);
   if (ci) ci.sink[ci.column] = intervalsOf(n, at);
