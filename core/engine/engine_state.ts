@@ -35,6 +35,9 @@ export interface EngineState {
   readonly finished: Request[];
   /** Inter-token gaps: µs → tokens. */
   readonly itl: Map<number, number>;
+  /** The latest gap counted and its tokens not yet in {@link itl} (-1: none). */
+  itlGap: number;
+  itlCount: number;
   busy: boolean;
   stepStart: number;
   lastStepEnd: number;

@@ -58,8 +58,26 @@ export function workloadSource(w: WorkloadSpec): RequestSource {
   );
 }
 
+/** An engine's own event, while engines run ahead (see {@link Simulation}): its step ends. */
+const LOCAL_STEP_END = 0;
+/** An engine's own event: it looks at its queue (MindIE's queue delay, SGLang's turn after an idle one). */
+const LOCAL_WAKE = 1;
+
 /** What decides which requests an engine can serve: engines with the same kind answer alike. */
 const kindOf = (e: Engine) => e.unservableKey;
+
+/**
+ * Whether a run of `input` with `options` lets engines run ahead of the
+ * clock (see {@link Simulation}): the router reads nothing of the engines,
+ * no client limit binds, no engine hands work to another, and no hook
+ * wants steps or transfers in time order.
+ */
+export function runsAhead(input: SimulationInput, options: SimulationOptions = {}): boolean {
+  const w = input.workload;
+  return !options.lockstep && !options.onStep && !options.onTransfer &&
+    makeRouter(input.routing, w.seed).blind === true && input.engines.every((e) => e.role !== "decode") &&
+    w.maxConcurrency >= w.numRequests;
+}
 
 /**
  * Runs one simulation to completion.
@@ -93,6 +111,22 @@ export function simulate(input: SimulationInput, options: SimulationOptions = {}
 /**
  * One run's state and its event handlers, one method per event kind; the
  * loop in {@link run} only pops events and advances the clock.
+ *
+ * **Running ahead.** When the router reads nothing of the engines
+ * (round-robin, random), no client limit binds and no engine hands work to
+ * another (no PD), an engine's life depends only on the requests routed to
+ * it: nothing it does changes another engine. Its steps' ends and its own
+ * wake-ups then stay out of the event queue, as its local event
+ * (`#localAt`), and are played in a burst, in time order, when a request is
+ * about to reach it (up to that instant: its steps ending then first, its
+ * wake-ups then after the instant's requests, as the event priorities have
+ * it) and at the end of the run. The handlers are the same; each engine sees
+ * the same events in the same order, so every request's times and every
+ * engine's counters are the same as in lockstep (`SimulationOptions.lockstep`;
+ * tests/invariants_test.ts compares them). Only the order in which requests
+ * finishing on different engines are recorded differs. The burst keeps one
+ * engine's state in the cache across its steps: 512 engines stepping in
+ * turn through one queue missed the cache at nearly every step.
  */
 class Simulation {
   readonly #w: SimulationInput["workload"];
@@ -127,6 +161,18 @@ class Simulation {
   readonly #transit: Deque<Request>[];
   /** The next request to arrive. */
   #next: RequestDraw | undefined;
+  /** Whether engines run ahead of the clock (see the class doc). */
+  readonly #ahead: boolean;
+  /** Running ahead: each engine's local event's time (Infinity: none) and kind (LOCAL_STEP_END or LOCAL_WAKE). */
+  readonly #localAt: Float64Array;
+  readonly #localKind: Uint8Array;
+  /**
+   * Running ahead: while an engine's local events play, the instant up to
+   * which they may (a request reaches the engine then); else the clock.
+   */
+  #horizon = 0;
+  /** The latest time any event, queued or local, happened at. */
+  #end = 0;
   #now = 0;
   #arrived = 0;
   #inflight = 0;
@@ -166,6 +212,9 @@ class Simulation {
     this.#stride = Math.max(1, Math.floor(options.keepEvery ?? 1));
     this.#table = newTable(w.numRequests, this.#stride);
     this.#transit = this.#engines.map(() => new Deque<Request>());
+    this.#ahead = runsAhead(input, options);
+    this.#localAt = new Float64Array(this.#engines.length).fill(Infinity);
+    this.#localKind = new Uint8Array(this.#engines.length);
   }
 
   /** Pops events until none is left, then checks that every request and block is accounted for. */
@@ -178,7 +227,7 @@ class Simulation {
     }
     while (queue.pop()) {
       if (queue.time < this.#now) throw new RangeError(`clock went back from ${this.#now} to ${queue.time} µs`);
-      this.#now = queue.time;
+      this.#now = this.#horizon = queue.time;
       // The event's engine may change its load (a transfer touches its two engines itself).
       if (queue.kind !== "ARRIVAL" && queue.kind !== "TRANSFER_END") this.#touch(queue.target);
       switch (queue.kind) {
@@ -189,6 +238,7 @@ class Simulation {
           this.#requestIn(this.#engines[queue.target]);
           break;
         case "ENGINE_WAKE":
+          if (this.#ahead) this.#catchUp(this.#engines[queue.target], this.#now);
           this.#engineWake(this.#engines[queue.target]);
           break;
         case "STEP_END":
@@ -199,11 +249,12 @@ class Simulation {
           break;
       }
     }
+    if (this.#ahead) { for (const e of this.#engines) this.#catchUp(e, Infinity); }
     this.#checkEnd();
     return {
       requests: this.#table,
       unservable: this.#unservable,
-      endTime: this.#now,
+      endTime: Math.max(this.#now, this.#end),
       engines: this.#engines.map((e) => e.stats()),
     };
   }
@@ -237,6 +288,7 @@ class Simulation {
 
   /** A sent request reaches its engine's queue after the per-request latency. */
   #requestIn(e: Engine): void {
+    if (this.#ahead) this.#catchUp(e, this.#now);
     const r = this.#transit[e.index].shift()!;
     r.queued = this.#now;
     e.receive(r);
@@ -256,7 +308,8 @@ class Simulation {
       if (e.sglang?.takeIdleTurn()) this.#wake(e);
       else if (e.mindie && e.mindie.due > now) {
         e.wakePending = true;
-        this.#queue.push(e.mindie.due, "ENGINE_WAKE", e.index);
+        if (this.#ahead) this.#local(e, e.mindie.due, LOCAL_WAKE);
+        else this.#queue.push(e.mindie.due, "ENGINE_WAKE", e.index);
       }
       return;
     }
@@ -281,7 +334,8 @@ class Simulation {
       preemptions: e.preemptions,
       shape: e.shape,
     });
-    this.#queue.push(now + dt, "STEP_END", e.index);
+    if (this.#ahead) this.#local(e, now + dt, LOCAL_STEP_END);
+    else this.#queue.push(now + dt, "STEP_END", e.index);
   }
 
   /** A step ends: tokens land, finished requests leave, prompt-done requests go to decode engines. */
@@ -304,8 +358,46 @@ class Simulation {
     // When nothing else happens at this instant (the earliest waiting event is later), the wake-up #wake would queue
     // is the very next event: the engine looks at its queue now instead. The same order of everything, one push and
     // one pop fewer for most steps.
-    if (!e.wakePending && this.#queue.nextTime > this.#now) this.#engineWake(e);
+    // Running ahead, only a request reaching the engine at this instant can happen at it (the horizon).
+    const alone = this.#ahead ? this.#now < this.#horizon : this.#queue.nextTime > this.#now;
+    if (!e.wakePending && alone) this.#engineWake(e);
     else this.#wake(e);
+  }
+
+  /** Running ahead: `e`'s local event is at `time`, of `kind`. */
+  #local(e: Engine, time: number, kind: number): void {
+    this.#localAt[e.index] = time;
+    this.#localKind[e.index] = kind;
+  }
+
+  /**
+   * Running ahead: plays `e`'s local events up to instant `t` (a request
+   * reaches it then; Infinity at the end of the run): those before `t`, and
+   * at `t` its step's end, whose events come before the instant's requests.
+   * A wake-up at `t` comes after them: it goes to the queue.
+   */
+  #catchUp(e: Engine, t: number): void {
+    const i = e.index;
+    const at = this.#localAt;
+    if (!(at[i] <= t)) return;
+    const kind = this.#localKind;
+    const clock = this.#now;
+    this.#horizon = t;
+    for (;;) {
+      const time = at[i];
+      const wake = kind[i] === LOCAL_WAKE;
+      if (time > t || time === Infinity || (time === t && wake)) break;
+      at[i] = Infinity;
+      this.#now = time;
+      if (time > this.#end) this.#end = time;
+      if (wake) this.#engineWake(e);
+      else this.#stepEnd(e);
+    }
+    this.#now = this.#horizon = clock;
+    if (at[i] === t && t < Infinity) {
+      at[i] = Infinity;
+      this.#queue.push(t, "ENGINE_WAKE", i);
+    }
   }
 
   /** A KV transfer completes (unless re-planned since): the prompt's blocks move to the decode engine. */
@@ -354,7 +446,9 @@ class Simulation {
   #wake(e: Engine): void {
     if (!e.busy && !e.wakePending) {
       e.wakePending = true;
-      this.#queue.push(this.#now, "ENGINE_WAKE", e.index);
+      // Running ahead, before the horizon: no request can join it, so it is the engine's own.
+      if (this.#ahead && this.#now < this.#horizon) this.#local(e, this.#now, LOCAL_WAKE);
+      else this.#queue.push(this.#now, "ENGINE_WAKE", e.index);
     }
   }
 
@@ -409,6 +503,7 @@ class Simulation {
       this.#inflight++;
       const e = this.#choose(this.#router, candidates);
       this.#touch(e.index);
+      if (this.#ahead) this.#catchUp(e, now);
       const delay = e.spec.requestDelay ?? 0;
       if (delay > 0) {
         e.assign(r);

@@ -127,11 +127,26 @@ export function applyStep(e: EngineState, now: number): Request[] {
 
 /** Counts `n` output tokens that came `gap` µs after their previous one. */
 function addItl(e: EngineState, gap: number, n: number): void {
-  e.itl.set(gap, (e.itl.get(gap) ?? 0) + n);
+  if (gap === e.itlGap) e.itlCount += n;
+  else {
+    flushItl(e);
+    e.itlGap = gap;
+    e.itlCount = n;
+  }
+}
+
+/** Writes the gap {@link addItl} holds into `e.itl`. */
+function flushItl(e: EngineState): void {
+  const gap = e.itlGap;
+  if (gap < 0) return;
+  e.itl.set(gap, (e.itl.get(gap) ?? 0) + e.itlCount);
+  e.itlGap = -1;
+  e.itlCount = 0;
 }
 
 /** `e`'s counters. */
 export function engineStats(e: EngineState): EngineStats {
+  flushItl(e);
   return {
     label: e.spec.label,
     group: e.spec.group,

@@ -225,8 +225,22 @@ export interface SimulationOptions {
    * {@link onRecord} streams every request's figures into its summary.
    */
   keepEvery?: number;
-  /** Receives every request's figures as it finishes or is found unservable (a long run's summary). */
+  /**
+   * Receives every request's figures as it finishes or is found unservable
+   * (a long run's summary). When engines run ahead of the clock (see
+   * {@link lockstep}), requests finishing on different engines may come in
+   * another order than their finish times'.
+   */
   onRecord?: (r: RecordedRequest) => void;
+  /**
+   * Every engine's steps go through the event queue in time order, never
+   * ahead of the clock (the reference path; see core/engine/simulator.ts).
+   * Engines run ahead only when the router reads nothing of them
+   * (round-robin, random), no client limit binds, nothing is handed between
+   * engines (no PD) and neither {@link onStep} nor {@link onTransfer} is
+   * given. The results are the same.
+   */
+  lockstep?: boolean;
 }
 
 /** What {@link SimulationOptions.onRecord} receives of a request (µs; -1: never; engine -1: unservable). */

@@ -8,6 +8,7 @@ import type { EngineLoad, Router } from "./router.ts";
 
 /** Routes uniformly at random (seeded). */
 export class RandomRouter implements Router {
+  readonly blind = true;
   #rng: Rng;
   /** @param rng the routing stream */
   constructor(rng: Rng) {

@@ -7,6 +7,7 @@ import type { EngineLoad, Router } from "./router.ts";
 
 /** Cycles through engines in index order. */
 export class RoundRobinRouter implements Router {
+  readonly blind = true;
   #next = 0;
   choose(candidates: readonly EngineLoad[]): EngineLoad {
     // The first candidate at or after the cursor, wrapping around.

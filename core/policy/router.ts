@@ -33,6 +33,13 @@ export interface Router {
    * asking for every request (the same choice).
    */
   readonly key?: (e: EngineLoad) => number;
+  /**
+   * True when the choice reads nothing of the engines (round-robin, random:
+   * its own cursor or seeded draws only). An engine then changes nothing
+   * another engine's choice depends on, and the simulator may run each
+   * engine ahead of the clock between the requests routed to it.
+   */
+  readonly blind?: boolean;
 }
 
 /** Returns the candidate with the smallest key, ties to the earliest candidate. */
