@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { GapCounts } from "./gap_counts.ts";
 
 /** One engine's counters. */
 export class EngineCounters {
@@ -41,16 +42,7 @@ export class EngineCounters {
    * Inter-token latencies: gap µs → how many output tokens came after such
    * a gap (one sample per token emission after the first; with MTP, the
    * tokens accepted in one step arrive together, as a streaming client sees
-   * them). Integer-µs gaps repeat across a batch, so counts stay small.
+   * them).
    */
-  readonly itl = new Map<number, number>();
-  /**
-   * The latest gap counted and its tokens not yet in {@link itl} (-1: none).
-   * Consecutive steps of a decoding batch mostly take the same whole µs,
-   * so a gap is counted here until another comes and written to the map
-   * once: the map's lookups were 7% of a 512-engine run. The map's keys come
-   * in the same order.
-   */
-  itlGap = -1;
-  itlCount = 0;
+  readonly itl = new GapCounts();
 }

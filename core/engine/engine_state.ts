@@ -8,6 +8,7 @@
 import type { BatchShape } from "../hardware/roofline.ts";
 import type { Admission, Scheduler } from "../policy/mod.ts";
 import type { Deque } from "./deque.ts";
+import type { GapCounts } from "./gap_counts.ts";
 import type { KvLedger } from "./kv_ledger.ts";
 import type { LazyDecode } from "./lazy_decode.ts";
 import type { Request } from "./request.ts";
@@ -34,10 +35,7 @@ export interface EngineState {
   /** The requests the step being applied finished. */
   readonly finished: Request[];
   /** Inter-token gaps: µs → tokens. */
-  readonly itl: Map<number, number>;
-  /** The latest gap counted and its tokens not yet in {@link itl} (-1: none). */
-  itlGap: number;
-  itlCount: number;
+  readonly itl: GapCounts;
   busy: boolean;
   stepStart: number;
   lastStepEnd: number;

@@ -127,26 +127,11 @@ export function applyStep(e: EngineState, now: number): Request[] {
 
 /** Counts `n` output tokens that came `gap` µs after their previous one. */
 function addItl(e: EngineState, gap: number, n: number): void {
-  if (gap === e.itlGap) e.itlCount += n;
-  else {
-    flushItl(e);
-    e.itlGap = gap;
-    e.itlCount = n;
-  }
-}
-
-/** Writes the gap {@link addItl} holds into `e.itl`. */
-function flushItl(e: EngineState): void {
-  const gap = e.itlGap;
-  if (gap < 0) return;
-  e.itl.set(gap, (e.itl.get(gap) ?? 0) + e.itlCount);
-  e.itlGap = -1;
-  e.itlCount = 0;
+  e.itl.add(gap, n);
 }
 
 /** `e`'s counters. */
 export function engineStats(e: EngineState): EngineStats {
-  flushItl(e);
   return {
     label: e.spec.label,
     group: e.spec.group,
@@ -178,6 +163,6 @@ export function engineStats(e: EngineState): EngineStats {
     hbmBytes: e.hbmBytes,
     peakFlops: e.spec.cost.peakFlops ?? 0,
     peakBandwidth: e.spec.cost.peakBandwidth ?? 0,
-    itl: e.itl,
+    itl: e.itl.toMap(),
   };
 }

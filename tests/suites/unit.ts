@@ -26,6 +26,7 @@ import "../../core/model/model_spec_test.ts";
 import "../../core/engine/admission_test.ts";
 import "../../core/engine/batching_test.ts";
 import "../../core/engine/kv_ledger_test.ts";
+import "../../core/engine/gap_counts_test.ts";
 import "../../core/engine/unservable_test.ts";
 import "../../core/policy/load_tree_test.ts";
 import "../../core/policy/scheduler_test.ts";
