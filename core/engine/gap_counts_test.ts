@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { GapCounts } from "./gap_counts.ts";
 
-Deno.test("gap counts: the counts a map would hold, whatever the order, through many merges and large values", () => {
+Deno.test("gap counts: the counts a map would hold, whatever the order, through many insertions and large values", () => {
   const entry = fc.tuple(
     fc.oneof(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 2 ** 40 })),
     fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 2 ** 22 })),
@@ -26,7 +26,7 @@ Deno.test("gap counts: the counts a map would hold, whatever the order, through 
   );
 });
 
-Deno.test("gap counts: a run of one gap is counted once, in ascending gap order", () => {
+Deno.test("gap counts: a drifting gap, and one far below, come out in ascending gap order", () => {
   const g = new GapCounts();
   for (let i = 0; i < 10_000; i++) g.add(5000 + (i >> 6), 3);
   g.add(12, 1);
