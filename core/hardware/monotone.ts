@@ -57,7 +57,17 @@ export class MonotoneCurve {
     this.xs = px;
     this.ys = py;
     this.#below = below;
+    this.#logX = px.map((x, i) => Math.log(px[i + 1] / x));
+    this.#ratioY = py.map((y, i) => py[i + 1] / y);
   }
+
+  /**
+   * Per segment i: log(xs[i + 1] / xs[i]) and ys[i + 1] / ys[i], the parts of
+   * {@link between} that do not depend on the size asked (the same values,
+   * so the same result bit for bit, a logarithm and a division fewer a call).
+   */
+  readonly #logX: readonly number[];
+  readonly #ratioY: readonly number[];
 
   /** Whether any size was measured. */
   get empty(): boolean {
@@ -72,7 +82,7 @@ export class MonotoneCurve {
     const i = segment(xs, x);
     if (i < 0) return this.#below === "flat" ? ys[0] : ys[0] * (x / xs[0]);
     if (i === n - 1) return ys[n - 1] * (x / xs[n - 1]);
-    return between(xs[i], xs[i + 1], ys[i], ys[i + 1], x);
+    return ys[i] * Math.pow(this.#ratioY[i], Math.log(x / xs[i]) / this.#logX[i]);
   }
 }
 
@@ -125,7 +135,11 @@ export class MonotoneSurface {
     this.#rows = rows;
     this.#cols = cols;
     this.#t = t;
+    this.#logRows = rows.map((r, i) => Math.log(rows[i + 1] / r));
   }
+
+  /** Per row segment i: log(rows[i + 1] / rows[i]) (see MonotoneCurve's `#logX`). */
+  readonly #logRows: readonly number[];
 
   /**
    * Each row's time at column size `c` (interpolated along the columns), by
@@ -145,8 +159,9 @@ export class MonotoneSurface {
     const i = Math.min(segment(rows, rc), last);
     const i1 = Math.min(i + 1, last);
     const col = this.#byColumn.get(c) ?? this.#column(c);
-    const a = col[i], b = col[i1];
-    return scale * (i === i1 ? a : between(rows[i], rows[i1], a, b, rc));
+    const a = col[i];
+    // between(rows[i], rows[i1], a, col[i1], rc), its constant parts looked up.
+    return scale * (i === i1 ? a : a * Math.pow(col[last + 1 + i], Math.log(rc / rows[i]) / this.#logRows[i]));
   }
 
   /** `c` within the measured columns. */
@@ -155,16 +170,23 @@ export class MonotoneSurface {
     return Math.min(Math.max(c, cols[0]), cols[cols.length - 1]);
   }
 
-  /** Each row's time at column size `c`, remembered (at most 4,096 sizes; then forgotten and rebuilt). */
+  /**
+   * Each row's time at column size `c` and its ratio to the next row's
+   * (slots n..2n−2), remembered (at most 4,096 sizes; then forgotten and
+   * rebuilt).
+   */
   #column(c: number): Float64Array {
     const cols = this.#cols;
     const cc = this.#clampCol(c);
     const j = Math.min(segment(cols, cc), cols.length - 1), j1 = Math.min(j + 1, cols.length - 1);
-    const col = new Float64Array(this.#rows.length);
-    for (let ii = 0; ii < col.length; ii++) {
+    // Each row's time, then each row's ratio to the next one's (the part of the row interpolation fixed by c).
+    const n = this.#rows.length;
+    const col = new Float64Array(2 * n);
+    for (let ii = 0; ii < n; ii++) {
       const t = this.#t[ii];
       col[ii] = j === j1 ? t[j] : between(cols[j], cols[j1], t[j], t[j1], cc);
     }
+    for (let ii = 0; ii + 1 < n; ii++) col[n + ii] = col[ii + 1] / col[ii];
     if (this.#byColumn.size >= 4096) this.#byColumn.clear();
     this.#byColumn.set(c, col);
     return col;
