@@ -3,7 +3,8 @@
  *
  * - 8 × H100, Llama-3.1-8B (vLLM profile), 1,000,000 requests of 1,024 + 256
  *   tokens at 100 req/s;
- * - 512 × H100, the same model and lengths, 1,000,000 requests at 6,000 req/s;
+ * - 512 × H100, the same model and lengths, 1,000,000 requests at 6,000 req/s,
+ *   routed least-loaded (the default) and round robin (engines run ahead);
  * - the compressed diurnal day of `examples/fleet/` (64 × H100, 800,000
  *   requests), whole and as one of its four shards.
  *
@@ -16,8 +17,8 @@
 import { runFiles, runSources, YamlSource } from "../mod.ts";
 import type { RunOutput } from "../mod.ts";
 
-/** The case's files: `instances` single-H100 instances, `requests` Poisson requests at `rate`. */
-function fleet(instances: number, requests: number, rate: number): [YamlSource, YamlSource] {
+/** The case's files: `instances` single-H100 instances, `requests` Poisson requests at `rate`, routed by `routing`. */
+function fleet(instances: number, requests: number, rate: number, routing = "least_loaded"): [YamlSource, YamlSource] {
   return [
     new YamlSource(
       "instances.yaml",
@@ -28,7 +29,7 @@ function fleet(instances: number, requests: number, rate: number): [YamlSource, 
       "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
         `load_gen: {load_gen_type: fixed_length, num_requests: ${requests}, num_input_tokens: 1024, ` +
         `num_output_tokens: 256, request_rate: ${rate}, arrival_process: poisson}\n` +
-        "serving_config: {max_concurrency: 100000000, engine: vllm}\n",
+        `serving_config: {max_concurrency: 100000000, engine: vllm, routing_policy: ${routing}}\n`,
     ),
   ];
 }
@@ -65,6 +66,11 @@ function bench(label: string, run: () => RunOutput): void {
 for (const [instances, rate] of [[8, 100], [512, 6000]] as const) {
   const [i, c] = fleet(instances, 1_000_000, rate);
   bench(`${instances} × H100, 1M requests at ${rate} req/s`, () => runSources([i], c));
+}
+{
+  // Routed round robin, the engines run ahead of the clock (core/engine/simulator.ts).
+  const [i, c] = fleet(512, 1_000_000, 6000, "round_robin");
+  bench("512 × H100, 1M requests at 6000 req/s, round robin", () => runSources([i], c));
 }
 
 const day = new URL("../examples/fleet/", import.meta.url);
