@@ -288,6 +288,28 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
   }
 
   /**
+   * {@link schedule} when the lazy cohort is every running request, nothing
+   * waits and the cohort's step takes `phased` blocks (LazyDecode's
+   * `quietBlocks`): the same shape and the same blocks, without the
+   * batching policy's passes (decode fast-forward, simulator.ts).
+   */
+  formQuietStep(phased: number): void {
+    const b = this.shape;
+    const lazy = this.lazy;
+    b.prefillTokens = b.prefillPairs = b.prefillContext = 0;
+    lazy.serveQuiet(phased);
+    const n = lazy.cohort;
+    b.tokens =
+      b.seqs =
+      b.logitsRows =
+      b.decodeSeqs =
+      b.decodeTokens =
+        n;
+    b.decodeContext = lazy.computed + n * (lazy.lag + 1);
+    b.hostShare = 1;
+  }
+
+  /**
    * Gives running request `r` `need` more KV blocks: from its own
    * reservation first (0 ≤ reserved ≤ free), then from the free blocks
    * nobody else set aside, making room when they are short ({@link #makeRoomFor}).

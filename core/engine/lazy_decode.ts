@@ -303,6 +303,39 @@ export class LazyDecode {
     return preempted ? 1 : 0;
   }
 
+  /** Whether the cohort's step in flight (at lag {@link lag}) produces nobody's last token. */
+  quietEnd(): boolean {
+    return this.lag < this.#nextFinish;
+  }
+
+  /** {@link advance} for a step {@link quietEnd} says ends nobody's request. */
+  advanceQuiet(now: number): void {
+    this.lag++;
+    this.last = now;
+  }
+
+  /**
+   * Decode fast-forward (simulator.ts): when the cohort is all that runs and
+   * nothing waits, the phased blocks the step being formed takes, as
+   * {@link serve} would take them without preempting or evicting; -1 when
+   * {@link serve} must form it (the budget is short, a listed request takes
+   * a block of its own, or free blocks are short).
+   */
+  quietBlocks(budget: number): number {
+    const k = this.lag;
+    if (budget < this.cohort || this.#blockDue.count(k) > 0) return -1;
+    const ledger = this.#host.ledger;
+    if (this.#touched) return ledger.unreserved >= 1 ? 0 : -1;
+    const phased = this.#phase![k % this.#bs];
+    return phased <= ledger.unreserved ? phased : -1;
+  }
+
+  /** Serves the cohort as {@link serve} does when {@link quietBlocks} gave `phased` (≥ 0). */
+  serveQuiet(phased: number): void {
+    if (phased > 0) this.#host.ledger.pool.allocate(phased);
+    this.served = true;
+  }
+
   /**
    * The last request of the cohort leaves it (to be preempted): its true
    * values are written back and its bucket entries dropped.

@@ -22,6 +22,7 @@ import { landed, releaseHeld, reserveIncoming } from "./kv_handoff.ts";
 import { Engine } from "./engine.ts";
 import { EventQueue } from "./event_queue.ts";
 import { Request } from "./request.ts";
+import { applyQuietStep } from "./step_accounting.ts";
 import { TransferManager } from "./transfer.ts";
 import type { RequestTable, SimulationInput, SimulationOptions, SimulationResult, WorkloadSpec } from "./types.ts";
 
@@ -313,6 +314,12 @@ class Simulation {
       }
       return;
     }
+    this.#start(e);
+  }
+
+  /** Starts the step `e` has formed into its shape, now. */
+  #start(e: Engine): void {
+    const now = this.#now;
     e.busy = true;
     e.stepStart = now;
     const dt = Math.max(1, Math.round(e.spec.cost.stepTime(e.shape) * 1e6));
@@ -364,6 +371,49 @@ class Simulation {
     else this.#wake(e);
   }
 
+  /**
+   * Decode fast-forward, running ahead: while `e`'s batch is its lazy
+   * cohort alone, nothing waits and no step ends a request, its steps end
+   * and the next ones are formed and started here, one after another, up to
+   * instant `t`, without the per-request walk, the batching policy or the
+   * local event each (engine.ts's `formQuietStep`, step_accounting.ts's
+   * `applyQuietStep`: the same changes in the same order). The step that
+   * ends a request, needs a listed request's block or runs short of blocks
+   * goes back to the general path. Called at the end of `e`'s step at the
+   * clock; false (nothing changed) when that end is not such a step's.
+   */
+  #coast(e: Engine, t: number): boolean {
+    const lazy = e.lazy;
+    if (
+      !lazy.allowed || !lazy.served || lazy.cohort !== e.running.length || e.waiting.size > 0 || e.ready.size > 0 ||
+      e.wakePending || e.windowLeft > 0 || !lazy.quietEnd()
+    ) return false;
+    const at = this.#localAt;
+    const i = e.index;
+    for (;;) {
+      const now = this.#now;
+      applyQuietStep(e, now);
+      // The step's end: as #stepEnd's (no request finished), then the next step is formed now, unless requests may
+      // still reach the engine at this instant.
+      if (!(now < t)) {
+        this.#wake(e);
+        return true;
+      }
+      const phased = lazy.quietBlocks(e.spec.maxTokens);
+      if (phased < 0) {
+        this.#engineWake(e);
+        return true;
+      }
+      e.formQuietStep(phased);
+      this.#start(e);
+      const end = at[i];
+      if (end > t || !lazy.quietEnd()) return true;
+      at[i] = Infinity;
+      this.#now = end;
+      if (end > this.#end) this.#end = end;
+    }
+  }
+
   /** Running ahead: `e`'s local event is at `time`, of `kind`. */
   #local(e: Engine, time: number, kind: number): void {
     this.#localAt[e.index] = time;
@@ -391,7 +441,7 @@ class Simulation {
       this.#now = time;
       if (time > this.#end) this.#end = time;
       if (wake) this.#engineWake(e);
-      else this.#stepEnd(e);
+      else if (!this.#coast(e, t)) this.#stepEnd(e);
     }
     this.#now = this.#horizon = clock;
     if (at[i] === t && t < Infinity) {
