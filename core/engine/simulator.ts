@@ -347,6 +347,7 @@ class Simulation {
 
   /** A step ends: tokens land, finished requests leave, prompt-done requests go to decode engines. */
   #stepEnd(e: Engine): void {
+    if (this.#quietStepEnd(e)) return;
     const finished = e.completeStep(this.#now);
     for (const r of finished) {
       this.#inflight--;
@@ -372,46 +373,38 @@ class Simulation {
   }
 
   /**
-   * Decode fast-forward, running ahead: while `e`'s batch is its lazy
-   * cohort alone, nothing waits and no step ends a request, its steps end
-   * and the next ones are formed and started here, one after another, up to
-   * instant `t`, without the per-request walk, the batching policy or the
-   * local event each (engine.ts's `formQuietStep`, step_accounting.ts's
-   * `applyQuietStep`: the same changes in the same order). The step that
-   * ends a request, needs a listed request's block or runs short of blocks
-   * goes back to the general path. Called at the end of `e`'s step at the
-   * clock; false (nothing changed) when that end is not such a step's.
+   * Decode fast-forward: the end of a step that served `e`'s lazy cohort
+   * alone, when nothing waits and the step ends nobody's request, and the
+   * next such step's formation and start, without the per-request walk or
+   * the batching policy's passes (step_accounting.ts's `applyQuietStep`,
+   * engine.ts's `formQuietStep`: the same changes in the same order). A
+   * step that would take a listed request's own block or run short of
+   * blocks is formed by the general path. Running ahead, an engine's quiet
+   * steps follow one another up to the next request's instant.
+   *
+   * @returns false (nothing changed) when the step ending is not such a step
    */
-  #coast(e: Engine, t: number): boolean {
+  #quietStepEnd(e: Engine): boolean {
     const lazy = e.lazy;
     if (
       !lazy.allowed || !lazy.served || lazy.cohort !== e.running.length || e.waiting.size > 0 || e.ready.size > 0 ||
       e.wakePending || e.windowLeft > 0 || !lazy.quietEnd()
     ) return false;
-    const at = this.#localAt;
-    const i = e.index;
-    for (;;) {
-      const now = this.#now;
-      applyQuietStep(e, now);
-      // The step's end: as #stepEnd's (no request finished), then the next step is formed now, unless requests may
-      // still reach the engine at this instant.
-      if (!(now < t)) {
-        this.#wake(e);
-        return true;
-      }
-      const phased = lazy.quietBlocks(e.spec.maxTokens);
-      if (phased < 0) {
-        this.#engineWake(e);
-        return true;
-      }
+    const now = this.#now;
+    applyQuietStep(e, now);
+    // As #stepEnd: the next step now when nothing else happens at this instant, else after the instant's events.
+    if (!(this.#ahead ? now < this.#horizon : this.#queue.nextTime > now)) {
+      this.#wake(e);
+      return true;
+    }
+    const phased = lazy.quietBlocks(e.spec.maxTokens);
+    if (phased < 0) this.#engineWake(e);
+    else {
+      this.#touch(e.index);
       e.formQuietStep(phased);
       this.#start(e);
-      const end = at[i];
-      if (end > t || !lazy.quietEnd()) return true;
-      at[i] = Infinity;
-      this.#now = end;
-      if (end > this.#end) this.#end = end;
     }
+    return true;
   }
 
   /** Running ahead: `e`'s local event is at `time`, of `kind`. */
@@ -441,7 +434,7 @@ class Simulation {
       this.#now = time;
       if (time > this.#end) this.#end = time;
       if (wake) this.#engineWake(e);
-      else if (!this.#coast(e, t)) this.#stepEnd(e);
+      else this.#stepEnd(e);
     }
     this.#now = this.#horizon = clock;
     if (at[i] === t && t < Infinity) {
