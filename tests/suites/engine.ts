@@ -15,6 +15,7 @@ import "../invariants_test.ts";
 import "../overload_test.ts";
 import "../stream_summary_test.ts";
 import "../shard_test.ts";
+import "../run_ahead_test.ts";
 import "../pd_test.ts";
 import "../profiling_test.ts";
 import "../step_monotone_test.ts";
