@@ -1,6 +1,6 @@
 /**
- * Engines running ahead of the clock and the decode fast-forward
- * (core/engine/simulator.ts) on the real cost model: the vLLM profile's
+ * Engines running ahead of the clock and the quiet decode step
+ * (core/engine/simulator.ts, engine.ts) on the real cost model: the vLLM profile's
  * kernel tables, CUDA-graph padding, prefix caching and phased KV blocks,
  * which the property test's linear cost model does not reach. A run that
  * runs ahead must give the per-request reference's results, bit for bit.
@@ -27,13 +27,13 @@ function fleet(requests: number, rate: number, blocks?: number) {
   return assemble(loadConfig(["i.yaml"], "c.yaml", memoryFs(files))).input;
 }
 
-Deno.test("running ahead, with the decode fast-forward, gives the per-request lockstep results on the vLLM profile", () => {
+Deno.test("running ahead, with the quiet decode step, gives the per-request lockstep results on the vLLM profile", () => {
   // Light load (long quiet runs between requests), and a small KV pool (preemptions, blocks running short).
   for (const [requests, rate, blocks] of [[3000, 40, undefined], [2000, 120, 400]] as const) {
     const input = fleet(requests, rate, blocks);
     assert.ok(runsAhead(input), "round robin, no client limit, no PD: the engines run ahead");
     const ahead = simulate(input);
-    // The reference: in lockstep, every request accounted at every step (no lazy cohort, so no fast-forward).
+    // The reference: in lockstep, every request accounted at every step (no lazy cohort, so no quiet step).
     const lockstep = simulate(input, { lockstep: true, lazyDecodeAfter: Infinity });
     assert.deepEqual(ahead.requests, lockstep.requests, "request table");
     assert.deepEqual(ahead.engines, lockstep.engines, "engine counters");

@@ -26,7 +26,7 @@ import { KvLedger, ROOM_FREED, ROOM_LOST, ROOM_PREEMPTED } from "./kv_ledger.ts"
 import { LAZY_AFTER, LazyDecode } from "./lazy_decode.ts";
 import { dropKv } from "./preemption.ts";
 import type { Request } from "./request.ts";
-import { StepFormer } from "./step_former.ts";
+import { addDecodes, StepFormer } from "./step_former.ts";
 import { runsSglangLoop, SglangFormer } from "./sglang_former.ts";
 import { MindieFormer, runsMindieLoop } from "./mindie_former.ts";
 import { LmdeployFormer, runsLmdeployLoop } from "./lmdeploy_former.ts";
@@ -253,6 +253,7 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
   #form(now: number): number {
     const s = this.spec;
     const b = this.shape;
+    const lazy = this.lazy;
     b.tokens =
       b.seqs =
       b.logitsRows =
@@ -261,7 +262,22 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
       b.prefillContext =
         0;
     b.decodeSeqs = b.decodeTokens = b.decodeContext = 0;
-    this.lazy.served = false;
+    lazy.served = false;
+    // Decode fast-forward: only the steady decoders run and nothing waits (lazy accounting rules out the engines'
+    // own loops and multi-step windows). Their step is what the batching policy's passes would form, the same shape
+    // and blocks, unless its blocks need the general path.
+    if (
+      lazy.allowed && lazy.cohort > 0 && lazy.cohort === this.running.length && this.waiting.size === 0 &&
+      this.ready.size === 0
+    ) {
+      const phased = lazy.quietBlocks(s.maxTokens);
+      if (phased >= 0) {
+        lazy.serveQuiet(phased);
+        addDecodes(b, lazy.cohort, lazy.computed + lazy.cohort * (lazy.lag + 1));
+        b.hostShare = 1;
+        return 1;
+      }
+    }
     // Multi-step scheduling: inside a window the same decode batch runs on
     // without a scheduling pass (no admission, no host step cost); a
     // decode-only step opens a new window.
@@ -285,28 +301,6 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
     const steps = s.schedulerSteps ?? 1;
     if (steps > 1 && b.prefillTokens === 0 && b.tokens > 0) this.windowLeft = steps - 1;
     return b.tokens > 0 ? 1 : left < 0 ? -1 : 0;
-  }
-
-  /**
-   * {@link schedule} when the lazy cohort is every running request, nothing
-   * waits and the cohort's step takes `phased` blocks (LazyDecode's
-   * `quietBlocks`): the same shape and the same blocks, without the
-   * batching policy's passes (decode fast-forward, simulator.ts).
-   */
-  formQuietStep(phased: number): void {
-    const b = this.shape;
-    const lazy = this.lazy;
-    b.prefillTokens = b.prefillPairs = b.prefillContext = 0;
-    lazy.serveQuiet(phased);
-    const n = lazy.cohort;
-    b.tokens =
-      b.seqs =
-      b.logitsRows =
-      b.decodeSeqs =
-      b.decodeTokens =
-        n;
-    b.decodeContext = lazy.computed + n * (lazy.lag + 1);
-    b.hostShare = 1;
   }
 
   /**

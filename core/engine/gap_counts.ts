@@ -88,7 +88,8 @@ export class GapCounts {
       if (page === undefined) continue;
       for (let j = 0; j < PAGE; j++) if (page[j] > 0) out.set(k * PAGE + j, page[j]);
     }
-    if (this.#far) { for (const [gap, n] of this.#far) out.set(gap, (out.get(gap) ?? 0) + n); }
+    // A far gap is never a page's (a whole µs below FAR): no key is shared.
+    if (this.#far) { for (const [gap, n] of this.#far) out.set(gap, n); }
     return out;
   }
 }

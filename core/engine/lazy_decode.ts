@@ -303,20 +303,9 @@ export class LazyDecode {
     return preempted ? 1 : 0;
   }
 
-  /** Whether the cohort's step in flight (at lag {@link lag}) produces nobody's last token. */
-  quietEnd(): boolean {
-    return this.lag < this.#nextFinish;
-  }
-
-  /** {@link advance} for a step {@link quietEnd} says ends nobody's request. */
-  advanceQuiet(now: number): void {
-    this.lag++;
-    this.last = now;
-  }
-
   /**
-   * Decode fast-forward (simulator.ts): when the cohort is all that runs and
-   * nothing waits, the phased blocks the step being formed takes, as
+   * Decode fast-forward (the engine's step formation): when the cohort is all that
+   * runs and nothing waits, the phased blocks the step being formed takes, as
    * {@link serve} would take them without preempting or evicting; -1 when
    * {@link serve} must form it (the budget is short, a listed request takes
    * a block of its own, or free blocks are short).

@@ -22,7 +22,6 @@ import { landed, releaseHeld, reserveIncoming } from "./kv_handoff.ts";
 import { Engine } from "./engine.ts";
 import { EventQueue } from "./event_queue.ts";
 import { Request } from "./request.ts";
-import { applyQuietStep } from "./step_accounting.ts";
 import { TransferManager } from "./transfer.ts";
 import type { RequestTable, SimulationInput, SimulationOptions, SimulationResult, WorkloadSpec } from "./types.ts";
 
@@ -314,12 +313,6 @@ class Simulation {
       }
       return;
     }
-    this.#start(e);
-  }
-
-  /** Starts the step `e` has formed into its shape, now. */
-  #start(e: Engine): void {
-    const now = this.#now;
     e.busy = true;
     e.stepStart = now;
     const dt = Math.max(1, Math.round(e.spec.cost.stepTime(e.shape) * 1e6));
@@ -347,7 +340,6 @@ class Simulation {
 
   /** A step ends: tokens land, finished requests leave, prompt-done requests go to decode engines. */
   #stepEnd(e: Engine): void {
-    if (this.#quietStepEnd(e)) return;
     const finished = e.completeStep(this.#now);
     for (const r of finished) {
       this.#inflight--;
@@ -370,41 +362,6 @@ class Simulation {
     const alone = this.#ahead ? this.#now < this.#horizon : this.#queue.nextTime > this.#now;
     if (!e.wakePending && alone) this.#engineWake(e);
     else this.#wake(e);
-  }
-
-  /**
-   * Decode fast-forward: the end of a step that served `e`'s lazy cohort
-   * alone, when nothing waits and the step ends nobody's request, and the
-   * next such step's formation and start, without the per-request walk or
-   * the batching policy's passes (step_accounting.ts's `applyQuietStep`,
-   * engine.ts's `formQuietStep`: the same changes in the same order). A
-   * step that would take a listed request's own block or run short of
-   * blocks is formed by the general path. Running ahead, an engine's quiet
-   * steps follow one another up to the next request's instant.
-   *
-   * @returns false (nothing changed) when the step ending is not such a step
-   */
-  #quietStepEnd(e: Engine): boolean {
-    const lazy = e.lazy;
-    if (
-      !lazy.allowed || !lazy.served || lazy.cohort !== e.running.length || e.waiting.size > 0 || e.ready.size > 0 ||
-      e.wakePending || e.windowLeft > 0 || !lazy.quietEnd()
-    ) return false;
-    const now = this.#now;
-    applyQuietStep(e, now);
-    // As #stepEnd: the next step now when nothing else happens at this instant, else after the instant's events.
-    if (!(this.#ahead ? now < this.#horizon : this.#queue.nextTime > now)) {
-      this.#wake(e);
-      return true;
-    }
-    const phased = lazy.quietBlocks(e.spec.maxTokens);
-    if (phased < 0) this.#engineWake(e);
-    else {
-      this.#touch(e.index);
-      e.formQuietStep(phased);
-      this.#start(e);
-    }
-    return true;
   }
 
   /** Running ahead: `e`'s local event is at `time`, of `kind`. */

@@ -125,29 +125,6 @@ export function applyStep(e: EngineState, now: number): Request[] {
   return done;
 }
 
-/**
- * {@link applyStep} for a step that served the lazy cohort alone (every
- * running request) and ends nobody's request (decode fast-forward,
- * simulator.ts): the same changes in the same order, without the walk.
- */
-export function applyQuietStep(e: EngineState, now: number): void {
-  const done = e.finished;
-  if (done.length > 0) done.length = 0;
-  e.steps++;
-  e.busyTime += now - e.stepStart;
-  const b = e.shape;
-  e.batchedSeqs += b.seqs;
-  if (b.seqs > e.peakBatch) e.peakBatch = b.seqs;
-  const lazy = e.lazy;
-  const cohort = lazy.cohort;
-  // applyStep's two cases, a gap shared with the previous step's or not, count the same gap.
-  addItl(e, now - lazy.last, cohort);
-  lazy.advanceQuiet(now);
-  e.lastStepEnd = now;
-  e.outstanding -= cohort;
-  e.busy = false;
-}
-
 /** Counts `n` output tokens that came `gap` µs after their previous one. */
 function addItl(e: EngineState, gap: number, n: number): void {
   e.itl.add(gap, n);
