@@ -265,7 +265,6 @@ const FAKE_ENGINE: EngineStats = {
   hbmBytes: 0,
   peakFlops: 1e15,
   peakBandwidth: 3e12,
-  itl: new Map(),
 };
 
 // ---- Finding 7: files are read linearly, within size limits, and only when regular ----

@@ -36,8 +36,8 @@ export interface Shard {
   readonly count: number;
 }
 
-/** The format name a shard file carries. */
-export const SHARD_FORMAT = "servingcast-shard/1";
+/** The format name a shard file carries (2: the inter-token gaps are the shard's, no longer each engine's). */
+export const SHARD_FORMAT = "servingcast-shard/2";
 
 /**
  * Reads `i/n` (0 ≤ i < n).
@@ -127,8 +127,8 @@ export function runIdentity(assembled: AssembledRun): string {
   }`;
 }
 
-/** One engine's counters as JSON (its inter-token gaps as [µs, count] pairs). */
-export type ShardEngine = Omit<EngineStats, "itl"> & { readonly itl: [number, number][] };
+/** One engine's counters as JSON. */
+export type ShardEngine = EngineStats;
 
 /** The columns of a request table a shard file carries. */
 export const TABLE_COLUMNS = [
@@ -163,6 +163,8 @@ export interface ShardFile {
   readonly unservable: [string, number][];
   /** Its engines, in order (global engine `shard + shards × k` is its k-th). */
   readonly engines: ShardEngine[];
+  /** Its inter-token gaps, as [µs, count] pairs. */
+  readonly itl: [number, number][];
   /** Its table (every `stride`-th of its requests). */
   readonly table: ShardTable;
   /** Its requests' figures. */
@@ -196,7 +198,8 @@ export function shardFile(
     requests,
     endTime: result.endTime,
     unservable: [...result.unservable],
-    engines: result.engines.map((e) => ({ ...e, itl: [...e.itl] })),
+    engines: [...result.engines],
+    itl: [...result.itl],
     table: {
       stride: t.stride ?? 1,
       ...Object.fromEntries(TABLE_COLUMNS.map((c) => [c, Array.from(t[c])])) as Omit<ShardTable, "stride">,
@@ -235,16 +238,17 @@ export function mergeShards(
   for (const f of shards.slice(1)) stream.merge(RequestStream.fromJSON(f.stream));
   // Engines back in their places: global engine i + n·k is shard i's k-th.
   const engines: EngineStats[] = [];
-  shards.forEach((f) =>
-    f.engines.forEach((e, k) => engines[f.shard + n * k] = { ...e, itl: new Map(e.itl) } as EngineStats)
-  );
+  shards.forEach((f) => f.engines.forEach((e, k) => engines[f.shard + n * k] = e));
   const unservable = new Map<string, number>();
   for (const f of shards) for (const [why, c] of f.unservable) unservable.set(why, (unservable.get(why) ?? 0) + c);
+  const itl = new Map<number, number>();
+  for (const f of shards) for (const [gap, c] of f.itl) itl.set(gap, (itl.get(gap) ?? 0) + c);
   const result: SimulationResult = {
     requests: mergeTables(shards),
     unservable,
     endTime: Math.max(...shards.map((f) => f.endTime)),
     engines,
+    itl,
   };
   return { result, summary: summarize(result, { goodput: stream.slo, stream }) };
 }

@@ -22,6 +22,7 @@ import { ADMISSION_POLICY, mixedBatching, prefillFirstBatching, SCHEDULERS, with
 import type { Admission, BatchFormation, Scheduler } from "../policy/mod.ts";
 import { Deque } from "./deque.ts";
 import { EngineCounters } from "./engine_counters.ts";
+import type { GapCounts } from "./gap_counts.ts";
 import { KvLedger, ROOM_FREED, ROOM_LOST, ROOM_PREEMPTED } from "./kv_ledger.ts";
 import { LAZY_AFTER, LazyDecode } from "./lazy_decode.ts";
 import { dropKv } from "./preemption.ts";
@@ -102,9 +103,10 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
    * @param spec what the engine is
    * @param lazyAfter steps after a fallback before decoders are accounted lazily again ({@link LAZY_AFTER};
    * Infinity: never, every request accounted at every step)
+   * @param itl where it counts its inter-token gaps (the run's, shared by its engines; a fresh count when not given)
    */
-  constructor(index: number, spec: EngineSpec, lazyAfter = LAZY_AFTER) {
-    super();
+  constructor(index: number, spec: EngineSpec, lazyAfter = LAZY_AFTER, itl?: GapCounts) {
+    super(itl);
     this.index = index;
     this.spec = spec;
     this.ledger = new KvLedger(spec.kvBlocks, spec.prefixCaching);

@@ -42,7 +42,14 @@ export class EngineCounters {
    * Inter-token latencies: gap µs → how many output tokens came after such
    * a gap (one sample per token emission after the first; with MTP, the
    * tokens accepted in one step arrive together, as a streaming client sees
-   * them).
+   * them). The run's engines share one (the simulator's): the report reads
+   * the whole run's gaps, and one set of pages stays in the cache and in
+   * bounds where one per engine did not (see {@link GapCounts}).
    */
-  readonly itl = new GapCounts();
+  readonly itl: GapCounts;
+
+  /** @param itl where the engine counts its inter-token gaps (a fresh count when not given) */
+  constructor(itl: GapCounts = new GapCounts()) {
+    this.itl = itl;
+  }
 }

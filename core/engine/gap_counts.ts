@@ -20,6 +20,11 @@
  * the JS heap, grew the process by 50 MB). Counts are integers, so the
  * counts are the map's whatever the order they came in.
  *
+ * A run's engines share one (the simulator's): with one each, 512 engines
+ * of a low-load day kept 149 pages each, 3% full (157 MB for 300,000
+ * requests), and counting into them missed the cache at 16% of the run;
+ * shared, the run's gaps fall in a few hundred pages that stay in it.
+ *
  * @module
  */
 

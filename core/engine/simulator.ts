@@ -21,6 +21,7 @@ import { Deque } from "./deque.ts";
 import { landed, releaseHeld, reserveIncoming } from "./kv_handoff.ts";
 import { Engine } from "./engine.ts";
 import { EventQueue } from "./event_queue.ts";
+import { GapCounts } from "./gap_counts.ts";
 import { Request } from "./request.ts";
 import { TransferManager } from "./transfer.ts";
 import type { RequestTable, SimulationInput, SimulationOptions, SimulationResult, WorkloadSpec } from "./types.ts";
@@ -155,6 +156,8 @@ class Simulation {
   /** The table keeps every `#stride`-th request. */
   readonly #stride: number;
   readonly #unservable = new Map<string, number>();
+  /** Every engine's inter-token gaps (they share it). */
+  readonly #itl = new GapCounts();
   /** Requests the client holds back (max_concurrency). */
   readonly #backlog = new Deque<Request>();
   /** Requests on their way to each engine (the per-request latency is constant per engine: first in, first out). */
@@ -183,7 +186,7 @@ class Simulation {
     if (input.engines.length === 0) throw new RangeError("simulate: no engines");
     this.#w = w;
     this.#options = options;
-    this.#engines = input.engines.map((spec, i) => new Engine(i, spec, options.lazyDecodeAfter));
+    this.#engines = input.engines.map((spec, i) => new Engine(i, spec, options.lazyDecodeAfter, this.#itl));
     this.#router = makeRouter(input.routing, w.seed);
     this.#front = this.#engines.filter((e) => e.spec.role !== "decode");
     this.#decoders = this.#engines.filter((e) => e.spec.role === "decode");
@@ -256,6 +259,7 @@ class Simulation {
       unservable: this.#unservable,
       endTime: Math.max(this.#now, this.#end),
       engines: this.#engines.map((e) => e.stats()),
+      itl: this.#itl.toMap(),
     };
   }
 

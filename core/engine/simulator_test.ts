@@ -126,12 +126,12 @@ Deno.test("simulate() never drafts past the last output token", () => {
 Deno.test("simulate() counts one inter-token gap per token after the first: the decode step time", () => {
   // 2 ms steps, alone: 9 gaps of 2 ms after the first token.
   const r = simulate(input({ inputTokens: 100, outputTokens: 10 }, { cost: linearCost(2) }));
-  assert.deepEqual([...r.engines[0].itl], [[2 * ms, 9]]);
+  assert.deepEqual([...r.itl], [[2 * ms, 9]]);
   // Two requests, the second joining a step later: its prefill step delays nobody's gap but its own.
   const two = simulate(
     input({ numRequests: 2, inputTokens: 100, outputTokens: 5, arrival: { rate: 400, process: "constant", cv: 1 } }),
   );
-  const gaps = [...two.engines[0].itl].reduce((n, [, c]) => n + c, 0);
+  const gaps = [...two.itl].reduce((n, [, c]) => n + c, 0);
   assert.equal(gaps, 2 * 4);
 });
 

@@ -163,6 +163,5 @@ export function engineStats(e: EngineState): EngineStats {
     hbmBytes: e.hbmBytes,
     peakFlops: e.spec.cost.peakFlops ?? 0,
     peakBandwidth: e.spec.cost.peakBandwidth ?? 0,
-    itl: e.itl.toMap(),
   };
 }

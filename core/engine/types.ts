@@ -358,8 +358,6 @@ export interface EngineStats {
   readonly peakFlops: number;
   /** Peak HBM bytes/s of the engine's devices (0 when unknown). */
   readonly peakBandwidth: number;
-  /** Inter-token gaps: µs → count. */
-  readonly itl: ReadonlyMap<number, number>;
 }
 
 /** What one simulation produced. */
@@ -372,4 +370,6 @@ export interface SimulationResult {
   readonly endTime: number;
   /** Per-engine counters. */
   readonly engines: readonly EngineStats[];
+  /** Inter-token gaps of every engine: µs → how many output tokens came after such a gap. */
+  readonly itl: ReadonlyMap<number, number>;
 }

@@ -234,18 +234,11 @@ function intervalsOf(n: number, at: (rank: number) => number): Record<Percentile
 
 /** Statistics of gaps counted by integer µs value, in seconds. */
 function countedStats(
-  maps: readonly ReadonlyMap<number, number>[],
+  all: ReadonlyMap<number, number>,
   sink?: CdfSink,
   points = 0,
   ci?: PercentileIntervals,
 ): ColumnStats {
-  // One engine's counts as they are (a run of a single engine: most of a sweep's or a calibration's); several merged.
-  let all = maps.length === 1 ? maps[0] : undefined;
-  if (all === undefined) {
-    const merged = new Map<number, number>();
-    for (const m of maps) for (const [v, c] of m) merged.set(v, (merged.get(v) ?? 0) + c);
-    all = merged;
-  }
   if (all.size === 0) return statsOf(NaN, () => NaN);
   // Filled by a loop: Float64Array.from(iterator) took 7× as long (3,000 keys: 360 µs against 51 µs, Deno 2.9.6).
   const values = new Float64Array(all.size);
@@ -377,7 +370,7 @@ export function summarize(result: SimulationResult, options: SummaryOptions = {}
   const duration = done > 0 ? (lastFinish - firstSend) / 1e6 : 0;
   const per = (x: number) => (duration > 0 ? x / duration : 0);
   const extMetric: Record<ExtColumn, ColumnStats> = {
-    "ITL(s)": countedStats(result.engines.map((e) => e.itl), sink, points, ci),
+    "ITL(s)": countedStats(result.itl, sink, points, ci),
     "CLIENT_WAIT(s)": columnStats(col("CLIENT_WAIT(s)"), latency("CLIENT_WAIT(s)"), {
       sink: ci,
       column: "CLIENT_WAIT(s)",
