@@ -247,6 +247,7 @@ function checkRun(inp: SimulationInput, label: string, reference = true): void {
     const ahead = simulate(inp, { lazyDecodeAfter: 0 });
     assert.deepEqual(ahead.requests, r.requests, `${label}: running ahead: request table`);
     assert.deepEqual(ahead.engines, r.engines, `${label}: running ahead: engine counters`);
+    assert.deepEqual(ahead.itl, r.itl, `${label}: running ahead: inter-token gaps`);
     assert.deepEqual(ahead.unservable, r.unservable, `${label}: running ahead: unservable`);
     assert.equal(ahead.endTime, r.endTime, `${label}: running ahead: end time`);
   }
@@ -256,6 +257,7 @@ function checkRun(inp: SimulationInput, label: string, reference = true): void {
     const again = ref.result;
     assert.deepEqual(again.requests, r.requests, `${label}: lazy decode accounting: request table`);
     assert.deepEqual(again.engines, r.engines, `${label}: lazy decode accounting: engine counters`);
+    assert.deepEqual(again.itl, r.itl, `${label}: lazy decode accounting: inter-token gaps`);
     assert.deepEqual(again.unservable, r.unservable, `${label}: lazy decode accounting: unservable`);
     assert.equal(again.endTime, r.endTime, `${label}: lazy decode accounting: end time`);
   }

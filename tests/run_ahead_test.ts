@@ -37,6 +37,7 @@ Deno.test("running ahead, with the quiet decode step, gives the per-request lock
     const lockstep = simulate(input, { lockstep: true, lazyDecodeAfter: Infinity });
     assert.deepEqual(ahead.requests, lockstep.requests, "request table");
     assert.deepEqual(ahead.engines, lockstep.engines, "engine counters");
+    assert.deepEqual(ahead.itl, lockstep.itl, "inter-token gaps");
     assert.equal(ahead.endTime, lockstep.endTime, "end time");
     assert.equal(ahead.requests.finish.filter((t) => t > 0).length, requests);
     if (blocks) assert.ok(ahead.engines.some((e) => e.preemptions > 0), "the small pool preempts");

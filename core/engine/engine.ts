@@ -251,6 +251,48 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
     return ran > 0 ? 1 : -1;
   }
 
+  /**
+   * Decode fast-forward across a step's end: when the step ending at `now`
+   * served the lazy cohort alone and ends nobody's request, and the next
+   * one forms as the quiet step (nothing waits; {@link LazyDecode.quietNext}),
+   * ends the step and forms the next one, as {@link completeStep} and
+   * {@link schedule} would, without their general passes; the caller starts
+   * it. False, changing nothing, otherwise.
+   */
+  quietStep(now: number): boolean {
+    const lazy = this.lazy;
+    const cohort = lazy.cohort;
+    if (cohort === 0 || cohort !== this.running.length || this.waiting.size !== 0 || this.ready.size !== 0) {
+      return false;
+    }
+    const phased = lazy.quietNext(this.spec.maxTokens);
+    if (phased < 0) return false;
+    // The end (applyStep's, for the cohort alone): its gap is the cohort's, whether or not it is the engine's last.
+    const b = this.shape;
+    this.steps++;
+    this.busyTime += now - this.stepStart;
+    this.batchedSeqs += b.seqs;
+    if (b.seqs > this.peakBatch) this.peakBatch = b.seqs;
+    this.itl.add(now - lazy.last, cohort);
+    lazy.advance(now);
+    this.lastStepEnd = now;
+    this.outstanding -= cohort;
+    // The next step (#form's quiet step); nobody joins the cohort, which is the whole batch.
+    b.tokens =
+      b.seqs =
+      b.logitsRows =
+      b.prefillTokens =
+      b.prefillPairs =
+      b.prefillContext =
+        0;
+    b.decodeSeqs = b.decodeTokens = b.decodeContext = 0;
+    lazy.served = false;
+    lazy.serveQuiet(phased);
+    addDecodes(b, cohort, lazy.computed + cohort * (lazy.lag + 1));
+    b.hostShare = 1;
+    return true;
+  }
+
   /** {@link #formOnce} before the step's victims wait again. */
   #form(now: number): number {
     const s = this.spec;

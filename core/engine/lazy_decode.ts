@@ -311,8 +311,7 @@ export class LazyDecode {
    * {@link serve} must form it (the budget is short, a listed request takes
    * a block of its own, or free and evictable blocks are short).
    */
-  quietBlocks(budget: number): number {
-    const k = this.lag;
+  quietBlocks(budget: number, k: number = this.lag): number {
     if (budget < this.cohort || this.#blockDue.count(k) > 0) return -1;
     const ledger = this.#host.ledger;
     if (this.#touched) return ledger.unreserved >= 1 ? 0 : -1;
@@ -320,6 +319,17 @@ export class LazyDecode {
     // Short of free blocks, unreferenced cached ones are evicted for them, as serve does (a prefix-caching engine's
     // pool is full of them once warm: without this, 45% of its steps went to the general path).
     return phased <= ledger.unreserved + ledger.cachedEvictable ? phased : -1;
+  }
+
+  /**
+   * The cohort's step in flight (served lazily) produces nobody's last token,
+   * and the step after it forms as the quiet one: its phased blocks
+   * ({@link quietBlocks} at the next lag, the ledger as the step's end leaves
+   * it: no request leaves), or -1.
+   */
+  quietNext(budget: number): number {
+    const k = this.lag;
+    return this.served && k < this.#nextFinish ? this.quietBlocks(budget, k + 1) : -1;
   }
 
   /** Serves the cohort as {@link serve} does when {@link quietBlocks} gave `phased` (≥ 0). */

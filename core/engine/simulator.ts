@@ -317,6 +317,12 @@ class Simulation {
       }
       return;
     }
+    this.#start(e);
+  }
+
+  /** Starts the step `e` has formed, now: its time, its accounting, its end. */
+  #start(e: Engine): void {
+    const now = this.#now;
     e.busy = true;
     e.stepStart = now;
     const dt = Math.max(1, Math.round(e.spec.cost.stepTime(e.shape) * 1e6));
@@ -344,6 +350,15 @@ class Simulation {
 
   /** A step ends: tokens land, finished requests leave, prompt-done requests go to decode engines. */
   #stepEnd(e: Engine): void {
+    // When nothing else happens at this instant (see below), a step of the lazy cohort alone that ends nobody's
+    // request is followed at once by the next quiet one (Engine.quietStep), as the general path below would form it.
+    if (!e.wakePending && (this.#ahead ? this.#now < this.#horizon : this.#queue.nextTime > this.#now)) {
+      if (e.quietStep(this.#now)) {
+        this.#touch(e.index);
+        this.#start(e);
+        return;
+      }
+    }
     const finished = e.completeStep(this.#now);
     for (const r of finished) {
       this.#inflight--;
