@@ -160,6 +160,8 @@ class Simulation {
   readonly #itl = new GapCounts();
   /** Requests the client holds back (max_concurrency). */
   readonly #backlog = new Deque<Request>();
+  /** Objects of requests that have left every engine, for later requests ({@link Request.reuse}). */
+  readonly #spare: Request[] = [];
   /** Requests on their way to each engine (the per-request latency is constant per engine: first in, first out). */
   readonly #transit: Deque<Request>[];
   /** The next request to arrive. */
@@ -269,7 +271,10 @@ class Simulation {
     const now = this.#now;
     const d = this.#next!;
     this.#options.onArrival?.(d);
-    const r = new Request(this.#arrived, d.input, d.output, now, d.prefix);
+    const spare = this.#spare.pop();
+    const r = spare
+      ? spare.reuse(this.#arrived, d.input, d.output, now, d.prefix)
+      : new Request(this.#arrived, d.input, d.output, now, d.prefix);
     if (this.#arrived % this.#stride === 0) {
       const table = this.#table;
       const row = this.#arrived / this.#stride;
@@ -459,6 +464,10 @@ class Simulation {
     }
     this.#options.onRecord?.(r);
     this.#done++;
+    // Its object serves a later request once nothing holds it: not a request of an engine that keeps finished ones
+    // (MindIE's loop lingers them in its batch; SGLang's and TurboMind's keep lists of their own), nor under PD.
+    const e = r.engine < 0 ? undefined : this.#engines[r.engine];
+    if (this.#decoders.length === 0 && (e === undefined || !(e.sglang || e.mindie || e.lmdeploy))) this.#spare.push(r);
   }
 
   /** Schedules an idle engine to look at its queue now (once). */

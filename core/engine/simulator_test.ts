@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { simulate } from "./simulator.ts";
+import { Request } from "./request.ts";
 import { engineSpec, input, linearCost, workload } from "./_fixtures.ts";
 import type { WorkloadOverrides } from "./_fixtures.ts";
 import type { EngineSpec, SimulationInput, StepRecord } from "./types.ts";
@@ -365,4 +366,20 @@ Deno.test("a request that does not fit changes nothing: no cached block is evict
   const alone = kv.slice(1, kv.length - 1);
   assert.ok(alone.length > 30);
   for (const [i, used] of alone.entries()) assert.ok(used >= 4, `step ${i + 1}: ${used} blocks in use`);
+});
+
+Deno.test("a reused request object is a new request: every field as the constructor leaves it", () => {
+  const fresh = new Request(7, 100, 20, 5_000);
+  const used = new Request(1, 3, 4, 9);
+  // Every field set to something else, as a run leaves a finished request.
+  for (const k of Object.keys(used) as (keyof Request)[]) {
+    const v = used[k];
+    (used as unknown as Record<string, unknown>)[k] = typeof v === "boolean"
+      ? !v
+      : typeof v === "number"
+      ? v + 13
+      : [1];
+  }
+  assert.notDeepEqual(used, fresh);
+  assert.deepEqual(used.reuse(7, 100, 20, 5_000), fresh);
 });

@@ -229,7 +229,9 @@ export interface SimulationOptions {
    * Receives every request's figures as it finishes or is found unservable
    * (a long run's summary). When engines run ahead of the clock (see
    * {@link lockstep}), requests finishing on different engines may come in
-   * another order than their finish times'.
+   * another order than their finish times'. The object is valid during the
+   * call only (the simulator reuses it for a later request): copy what you
+   * keep.
    */
   onRecord?: (r: RecordedRequest) => void;
   /**
