@@ -6,7 +6,8 @@ import type { RecordedRequest } from "../core/engine/types.ts";
 import { assemble } from "../core/assembly/assemble.ts";
 import { loadConfigSources } from "../core/config/load.ts";
 import { SKETCH_RELATIVE_ACCURACY } from "../core/metrics/sketch.ts";
-import { ALL_STATISTICS, EXT_COLUMNS, METRIC_COLUMNS } from "../core/metrics/summary.ts";
+import { ALL_STATISTICS, EXT_COLUMNS, METRIC_COLUMNS, summarize } from "../core/metrics/summary.ts";
+import { RequestStream } from "../core/metrics/stream.ts";
 import type { ColumnStats, Summary } from "../core/metrics/summary.ts";
 
 /** Two H100s at 70% of their capacity with varied lengths (so that every column has a spread). */
@@ -88,4 +89,26 @@ Deno.test("keepEvery thins the table to every k-th request, value for value, whi
   }
   assert.deepEqual(seen.map((r) => r.id).sort((a, b) => a - b), Array.from({ length: 3_000 }, (_, i) => i));
   for (const r of seen) assert.equal(r.finish, all.finish[r.id]);
+});
+
+Deno.test("the 100M-request day of examples/fleet-100m/, its first 1M requests: every streamed percentile within 0.5% of the exact one", () => {
+  const dir = new URL("../examples/fleet-100m/", import.meta.url);
+  const read = (file: string) => Deno.readTextFileSync(new URL(file, dir));
+  const day = read("common.yaml");
+  assert.match(day, /num_requests: 100000000\n/);
+  const prefix = day.replace("num_requests: 100000000\n", "num_requests: 1000000\n");
+  const input = assemble(
+    loadConfigSources(
+      [new YamlSource("instances.yaml", read("instances.yaml"))],
+      new YamlSource("common.yaml", prefix),
+    ),
+  ).input;
+  assert.equal(input.engines.length, 512);
+  // One run, summarized twice: from its whole table (exact), and from the sketches its requests streamed into as
+  // they finished (exact up to 1,000), as a 100M-request run summarizes them.
+  const stream = new RequestStream(1_000, 1_000_000);
+  const result = simulate(input, { onRecord: (r) => stream.add(r) });
+  const exact = summarize(result);
+  assert.equal(exact.overall.total_requests, 1_000_000);
+  compare(summarize(result, { stream }), exact);
 });
