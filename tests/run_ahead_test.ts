@@ -11,16 +11,19 @@ import { loadConfig } from "../core/config/load.ts";
 import { runsAhead, simulate } from "../core/engine/simulator.ts";
 import { memoryFs } from "./_helpers.ts";
 
-/** 8 × H100 serving Llama-3.1-8B with the vLLM profile, `requests` lognormal chat requests at `rate`, round robin. */
-function fleet(requests: number, rate: number, blocks?: number) {
+/**
+ * `instances` × H100 (8 unless given) serving Llama-3.1-8B with the vLLM profile, `requests` lognormal chat requests
+ * at `rate`, routed by `routing` (round robin unless given).
+ */
+function fleet(requests: number, rate: number, blocks?: number, instances = 8, routing = "round_robin") {
   const files: Record<string, string> = {
-    "i.yaml":
-      "instance_groups: [{num_instances: 8, num_devices_per_instance: 1, device_type: H100_SXM_80G, pd_role: both}]",
+    "i.yaml": `instance_groups: [{num_instances: ${instances}, num_devices_per_instance: 1, ` +
+      "device_type: H100_SXM_80G, pd_role: both}]",
     "c.yaml": "model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}\n" +
       `load_gen: {load_gen_type: synthetic, num_requests: ${requests}, seed: 7, arrival: {process: poisson, ` +
       `request_rate: ${rate}}, input_tokens: {dist: lognormal, mean: 1024, std: 512, min: 16, max: 4096}, ` +
       "output_tokens: {dist: lognormal, mean: 256, std: 128, min: 8, max: 1024}}\n" +
-      `serving_config: {engine: vllm, max_concurrency: 100000000, routing_policy: round_robin${
+      `serving_config: {engine: vllm, max_concurrency: 100000000, routing_policy: ${routing}${
         blocks ? `, num_kv_blocks: ${blocks}` : ""
       }}\n`,
   };
@@ -46,4 +49,19 @@ Deno.test("running ahead, with the quiet decode step, gives the per-request lock
   const limited = fleet(100, 40);
   assert.equal(runsAhead({ ...limited, workload: { ...limited.workload, maxConcurrency: 10 } }), false);
   assert.equal(runsAhead({ ...limited, routing: "least_loaded" }), false);
+});
+
+Deno.test("a pool of more than 64 engines is routed by its load tree: the choices of a scan of the pool", () => {
+  // Smaller pools are scanned (SCAN_UP_TO in core/engine/simulator.ts), so the property test's small deployments do
+  // not reach the tree; 80 engines do, under both routers that read the engines' loads (a small pool for least_kv).
+  for (const [routing, blocks] of [["least_loaded", undefined], ["least_kv", 300]] as const) {
+    const input = fleet(4000, 1000, blocks, 80, routing);
+    const tree = simulate(input);
+    const scan = simulate(input, { routeByScan: true });
+    assert.deepEqual(tree.requests, scan.requests, `${routing}: request table`);
+    assert.deepEqual(tree.engines, scan.engines, `${routing}: engine counters`);
+    assert.deepEqual(tree.itl, scan.itl, `${routing}: inter-token gaps`);
+    // The choices spread over the pool and follow its loads: every engine serves.
+    assert.ok(tree.engines.every((e) => e.served > 0), `${routing}: every engine serves`);
+  }
 });

@@ -60,6 +60,16 @@ export function workloadSource(w: WorkloadSpec): RequestSource {
 }
 
 /** An engine's own event, while engines run ahead (see {@link Simulation}): its step ends. */
+
+/**
+ * Pools of at most this many engines are routed by a scan of the pool, larger ones by a {@link LoadTree}: the same
+ * choice. A scan reads every engine at every request; the tree replays, at every request, the engines whose load
+ * changed since the last one, which for a small pool is most of them. Measured in one process (least_loaded, 12.5
+ * req/s per H100): the scan is 9–11% faster on 8 and 16 engines, 4–6% on 32 and 64; the tree 2–10% on 128 and
+ * 20–40% on 256.
+ */
+const SCAN_UP_TO = 64;
+
 const LOCAL_STEP_END = 0;
 /** An engine's own event: it looks at its queue (MindIE's queue delay, SGLang's turn after an idle one). */
 const LOCAL_WAKE = 1;
@@ -199,7 +209,7 @@ class Simulation {
     this.#decodeRouter = makeRouter(input.routing, w.seed + 1);
     this.#place = new Int32Array(this.#engines.length);
     for (const [pool, router] of [[this.#front, this.#router], [this.#decoders, this.#decodeRouter]] as const) {
-      if (!router.key || pool.length === 0 || options.routeByScan) continue;
+      if (!router.key || pool.length <= SCAN_UP_TO || options.routeByScan) continue;
       const tree = new LoadTree(pool, router.key);
       this.#trees.set(pool, tree);
       pool.forEach((e, i) => {
