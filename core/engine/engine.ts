@@ -278,6 +278,14 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
     this.lastStepEnd = now;
     this.outstanding -= cohort;
     // The next step (#form's quiet step); nobody joins the cohort, which is the whole batch.
+    this.#clearShape();
+    this.#formQuiet(phased);
+    return true;
+  }
+
+  /** Empties the step being formed. */
+  #clearShape(): void {
+    const b = this.shape;
     b.tokens =
       b.seqs =
       b.logitsRows =
@@ -286,11 +294,15 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
       b.prefillContext =
         0;
     b.decodeSeqs = b.decodeTokens = b.decodeContext = 0;
-    lazy.served = false;
+    this.lazy.served = false;
+  }
+
+  /** Forms the quiet step: the lazy cohort alone, one token each, taking `phased` blocks ({@link LazyDecode.quietBlocks}). */
+  #formQuiet(phased: number): void {
+    const lazy = this.lazy;
     lazy.serveQuiet(phased);
-    addDecodes(b, cohort, lazy.computed + cohort * (lazy.lag + 1));
-    b.hostShare = 1;
-    return true;
+    addDecodes(this.shape, lazy.cohort, lazy.computed + lazy.cohort * (lazy.lag + 1));
+    this.shape.hostShare = 1;
   }
 
   /** {@link #formOnce} before the step's victims wait again. */
@@ -298,15 +310,7 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
     const s = this.spec;
     const b = this.shape;
     const lazy = this.lazy;
-    b.tokens =
-      b.seqs =
-      b.logitsRows =
-      b.prefillTokens =
-      b.prefillPairs =
-      b.prefillContext =
-        0;
-    b.decodeSeqs = b.decodeTokens = b.decodeContext = 0;
-    lazy.served = false;
+    this.#clearShape();
     // Decode fast-forward: only the steady decoders run and nothing waits (lazy accounting rules out the engines'
     // own loops and multi-step windows). Their step is what the batching policy's passes would form, the same shape
     // and blocks, unless its blocks need the general path.
@@ -316,9 +320,7 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
     ) {
       const phased = lazy.quietBlocks(s.maxTokens);
       if (phased >= 0) {
-        lazy.serveQuiet(phased);
-        addDecodes(b, lazy.cohort, lazy.computed + lazy.cohort * (lazy.lag + 1));
-        b.hostShare = 1;
+        this.#formQuiet(phased);
         return 1;
       }
     }
