@@ -172,8 +172,13 @@ class Simulation {
   readonly #backlog = new Deque<Request>();
   /** Objects of requests that have left every engine, for later requests ({@link Request.reuse}). */
   readonly #spare: Request[] = [];
-  /** Requests on their way to each engine (the per-request latency is constant per engine: first in, first out). */
-  readonly #transit: Deque<Request>[];
+  /**
+   * Requests on their way to their engines, one queue per per-request latency: the requests sent with one latency
+   * reach their engines in the order they were sent (their REQUEST_IN events are at send time + that latency, ties in
+   * push order), so one queue per latency serves every engine with it. (One queue per engine left 512 cold ring
+   * buffers, 6.6% of a 512-engine run.)
+   */
+  readonly #transit = new Map<number, Deque<Request>>();
   /** The next request to arrive. */
   #next: RequestDraw | undefined;
   /** Whether engines run ahead of the clock (see the class doc). */
@@ -226,7 +231,6 @@ class Simulation {
     }
     this.#stride = Math.max(1, Math.floor(options.keepEvery ?? 1));
     this.#table = newTable(w.numRequests, this.#stride);
-    this.#transit = this.#engines.map(() => new Deque<Request>());
     this.#ahead = runsAhead(input, options);
     this.#localAt = new Float64Array(this.#engines.length).fill(Infinity);
     this.#localKind = new Uint8Array(this.#engines.length);
@@ -308,7 +312,8 @@ class Simulation {
   /** A sent request reaches its engine's queue after the per-request latency. */
   #requestIn(e: Engine): void {
     if (this.#ahead) this.#catchUp(e, this.#now);
-    const r = this.#transit[e.index].shift()!;
+    const r = this.#transit.get(e.spec.requestDelay!)!.shift()!;
+    if (r.engine !== e.index) throw new Error(`request ${r.id} of engine ${r.engine} reached engine ${e.index}`);
     r.queued = this.#now;
     e.receive(r);
     this.#wake(e);
@@ -545,7 +550,9 @@ class Simulation {
       const delay = e.spec.requestDelay ?? 0;
       if (delay > 0) {
         e.assign(r);
-        this.#transit[e.index].push(r);
+        let transit = this.#transit.get(delay);
+        if (transit === undefined) this.#transit.set(delay, transit = new Deque());
+        transit.push(r);
         this.#queue.push(now + delay, "REQUEST_IN", e.index);
       } else {
         r.queued = now;
