@@ -9,8 +9,8 @@
  * emitted at the step's end. The layer counts those steps in `lag` instead
  * of touching each: a cohort request's true `computed` and `generated` are
  * its stored ones plus `lag`, and its `lastToken` is `last`. What differs
- * between them waits in buckets by lag: the step at which each needs its
- * next KV block and the step at which each finishes. A step then costs the
+ * between them waits by lag: the step at which each needs its next KV block
+ * (in buckets) and the step at which each finishes (in a heap). A step then costs the
  * requests it changes and the rest of the batch (prompts, new decoders),
  * not the whole batch.
  *
@@ -68,41 +68,13 @@ export interface LazyHost {
   finish(r: Request, now: number): void;
 }
 
-/** Empty bucket lists kept for reuse, at most this many (a bucket per request finishing: garbage otherwise). */
-const SPARE_LISTS = 64;
-
-/** Adds `r` to the bucket of `key` (a new bucket takes a list from `spare`, when one is there). */
-function addTo(buckets: Map<number, Request[]>, key: number, r: Request, spare: Request[][]): void {
-  const list = buckets.get(key);
-  if (list !== undefined) list.push(r);
-  else {
-    const reused = spare.pop();
-    if (reused === undefined) buckets.set(key, [r]);
-    else {
-      reused.push(r);
-      buckets.set(key, reused);
-    }
-  }
-}
-
-/** Empties a bucket's list and keeps it in `spare` for reuse. */
-function recycle(list: Request[], spare: Request[][]): void {
-  if (spare.length >= SPARE_LISTS) return;
-  list.length = 0;
-  spare.push(list);
-}
-
-/** Removes `r` from the bucket of `key` (where it is). */
-function removeFrom(buckets: Map<number, Request[]>, key: number, r: Request, spare: Request[][]): void {
-  const list = buckets.get(key);
-  if (list === undefined) return;
-  const i = list.indexOf(r);
-  if (i >= 0) list.splice(i, 1);
-  if (list.length === 0) {
-    buckets.delete(key);
-    recycle(list, spare);
-  }
-}
+/**
+ * Entries of the finish heaps so far (of every engine and run in the
+ * process: an entry's number is never given twice, so a request object
+ * reused for a later request, or on another engine, never matches an entry
+ * it left behind).
+ */
+let entries = 0;
 
 /**
  * The cohort's block steps: lag → the cohort requests that need a new KV
@@ -206,19 +178,23 @@ export class LazyDecode {
   #joinAfter = 0;
   /** Lag → the cohort requests that need a new KV block at that step. */
   readonly #blockDue: BlockSteps;
-  /** Lag → the cohort requests whose last token that step produces. */
-  readonly #finishDue = new Map<number, Request[]>();
   /**
-   * The lags of {@link #finishDue}, as a min-heap (a lag whose requests left
-   * may linger: it is dropped when reached), and the least of them: a step
-   * that ends nobody's request compares a field of this object instead of
-   * looking the map up. Across a fleet of 512 engines that lookup missed the
-   * cache at nearly every step: 13% of a run.
+   * The cohort requests by the step whose end produces their last token: a
+   * min-heap of (finish lag, seat), in parallel arrays, each entry with the
+   * number it gave its request (`lazyEntry`; a request that leaves the cohort
+   * drops it, and its entry lingers until reached). The least lag is kept in
+   * a field: a step that ends nobody's request compares it and nothing else.
+   * (A map from lag to a list of requests, with a heap of its lags beside it,
+   * cost three cache misses per finishing request across 512 engines: the
+   * map's table, the list and the request; the heap's top is one.)
    */
   readonly #finishLags: number[] = [];
-  /** Emptied bucket lists, for reuse. */
-  readonly #spare: Request[][] = [];
+  readonly #finishSeat: number[] = [];
+  readonly #finishEntry: number[] = [];
+  readonly #finishReq: Request[] = [];
   #nextFinish = Infinity;
+  /** The requests finishing at the step being applied (reused from step to step). */
+  readonly #ending: Request[] = [];
   /** Phase → the cohort requests counted by phase (see the module doc); none where blocks are counted as touched. */
   readonly #phase?: Int32Array;
   /** Tokens per KV block. */
@@ -350,8 +326,9 @@ export class LazyDecode {
    * values are written back and its bucket entries dropped.
    */
   leave(r: Request): void {
-    // Its entries: its finish step, and its phase or its next block step unless that is the step being formed.
-    removeFrom(this.#finishDue, this.#finishLag(r), r, this.#spare);
+    // Its entries: its finish step (left to linger, no longer its own), and its phase or its next block step unless
+    // that is the step being formed.
+    r.lazyEntry = 0;
     const block = this.#blockLag(r);
     if (r.phased) this.#phase![block % this.#bs]--;
     else if (block > this.lag) this.#blockDue.remove(block, r);
@@ -360,40 +337,68 @@ export class LazyDecode {
     this.cohort--;
   }
 
-  /** Adds a finish lag to the heap. */
-  #addFinishLag(lag: number): void {
-    const h = this.#finishLags;
-    let i = h.length;
-    h.push(lag);
+  /** Lists cohort request `r` as finishing at the end of step `lag`. */
+  #addFinish(lag: number, r: Request): void {
+    const l = this.#finishLags, st = this.#finishSeat, en = this.#finishEntry, rq = this.#finishReq;
+    const seat = r.seat;
+    const entry = ++entries;
+    r.lazyEntry = entry;
+    let i = l.length;
+    l.push(lag);
+    st.push(seat);
+    en.push(entry);
+    rq.push(r);
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (h[parent] <= lag) break;
-      h[i] = h[parent];
+      if (l[parent] < lag || (l[parent] === lag && st[parent] < seat)) break;
+      l[i] = l[parent];
+      st[i] = st[parent];
+      en[i] = en[parent];
+      rq[i] = rq[parent];
       i = parent;
     }
-    h[i] = lag;
-    this.#nextFinish = h[0];
+    l[i] = lag;
+    st[i] = seat;
+    en[i] = entry;
+    rq[i] = r;
+    this.#nextFinish = l[0];
   }
 
-  /** Drops the heap's lags up to `k`. */
-  #dropFinishLags(k: number): void {
-    const h = this.#finishLags;
-    while (h.length > 0 && h[0] <= k) {
-      const last = h.pop()!;
-      const n = h.length;
+  /**
+   * Takes the heap's entries up to step `k`, in (lag, seat) order, into
+   * {@link #ending}: those of step `k` whose requests still hold them (an
+   * earlier step's entry still held would be a finish missed).
+   */
+  #takeFinishes(k: number): void {
+    const l = this.#finishLags, st = this.#finishSeat, en = this.#finishEntry, rq = this.#finishReq;
+    const ending = this.#ending;
+    while (l.length > 0 && l[0] <= k) {
+      const r = rq[0];
+      if (r.lazyEntry === en[0]) {
+        if (l[0] < k) throw new Error(`engine: request ${r.id} was due to finish at step ${l[0]}, before ${k}`);
+        ending.push(r);
+      }
+      const lastLag = l.pop()!, lastSeat = st.pop()!, lastEntry = en.pop()!, lastReq = rq.pop()!;
+      const n = l.length;
       if (n === 0) break;
       let i = 0;
       for (;;) {
-        let child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && h[child + 1] < h[child]) child++;
-        if (h[child] >= last) break;
-        h[i] = h[child];
-        i = child;
+        let c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && (l[c + 1] < l[c] || (l[c + 1] === l[c] && st[c + 1] < st[c]))) c++;
+        if (lastLag < l[c] || (lastLag === l[c] && lastSeat < st[c])) break;
+        l[i] = l[c];
+        st[i] = st[c];
+        en[i] = en[c];
+        rq[i] = rq[c];
+        i = c;
       }
-      h[i] = last;
+      l[i] = lastLag;
+      st[i] = lastSeat;
+      en[i] = lastEntry;
+      rq[i] = lastReq;
     }
-    this.#nextFinish = h.length > 0 ? h[0] : Infinity;
+    this.#nextFinish = l.length > 0 ? l[0] : Infinity;
   }
 
   /** The lag of the step at which cohort request `r` needs its next KV block (from its stored values). */
@@ -445,13 +450,14 @@ export class LazyDecode {
     this.lag = k + 1;
     this.last = now;
     if (k < this.#nextFinish) return cohort;
-    this.#dropFinishLags(k);
-    const ending = this.#finishDue.get(k);
-    if (ending === undefined) return cohort;
-    this.#finishDue.delete(k);
+    const ending = this.#ending;
+    this.#takeFinishes(k);
     const gone = ending.length;
-    if (gone > 1) ending.sort((a, b) => a.seat - b.seat);
-    for (const r of ending) {
+    if (gone === 0) return cohort;
+    // In seat order (the heap's, within a step).
+    for (let i = 0; i < gone; i++) {
+      const r = ending[i];
+      r.lazyEntry = 0;
       if (r.phased) this.#phase![this.#blockLag(r) % this.#bs]--;
       this.#writeBack(r); // the lag and the cohort's last token already count this step
       this.#host.finish(r, now);
@@ -480,7 +486,7 @@ export class LazyDecode {
       }
       run.length = w;
     }
-    recycle(ending, this.#spare);
+    ending.length = 0;
     const left = cohort - gone;
     this.cohort = left;
     if (left === 0) this.lag = 0;
@@ -518,8 +524,7 @@ export class LazyDecode {
         this.#phase[block % this.#bs]++;
         r.phased = true;
       } else if (block <= finish) this.#blockDue.add(block, r);
-      if (!this.#finishDue.has(finish)) this.#addFinishLag(finish);
-      addTo(this.#finishDue, finish, r, this.#spare);
+      this.#addFinish(finish, r);
     }
     if (p > this.cohort) {
       this.cohort = p;
@@ -533,8 +538,11 @@ export class LazyDecode {
     for (let i = 0; i < this.cohort; i++) this.#writeBack(run[i]);
     this.#blockDue.clear();
     this.#phase?.fill(0);
-    this.#finishDue.clear();
-    this.#finishLags.length = 0;
+    this.#finishLags.length =
+      this.#finishSeat.length =
+      this.#finishEntry.length =
+      this.#finishReq.length =
+        0;
     this.#nextFinish = Infinity;
     this.cohort = 0;
     this.lag = 0;

@@ -76,6 +76,8 @@ export class Request {
    * `blocks` (which stays what it was when it joined: see lazy_decode.ts).
    */
   phased = false;
+  /** In the lazy cohort: the number of its entry in the finish heap (0: none; see lazy_decode.ts). */
+  lazyEntry = 0;
   /** Prefix content ids, for prefix caching. */
   prefix: PrefixIds | undefined = undefined;
 
@@ -111,6 +113,7 @@ export class Request {
     this.firstOwnBlock = 0;
     this.seat = 0;
     this.phased = false;
+    this.lazyEntry = 0;
     this.prefix = prefix;
     return this;
   }
