@@ -84,8 +84,12 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
   readonly shape: BatchShape = emptyBatch();
   /** When this engine's previous step ended, µs (-1: none yet). */
   lastStepEnd = -1;
-  /** The requests the step being applied finished (reused from step to step). */
-  readonly finished: Request[] = [];
+  /**
+   * The requests the step being applied finished (reused from step to step;
+   * the run's engines share one: only one step is applied at a time, and its
+   * caller reads the list at once).
+   */
+  readonly finished: Request[];
   /** Steps left in the current multi-step window (0: the next step is scheduled afresh). */
   windowLeft = 0;
   /** Whether a lifetime reservation counts the last output token too (unservable.ts's rule). */
@@ -104,9 +108,12 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
    * @param lazyAfter steps after a fallback before decoders are accounted lazily again ({@link LAZY_AFTER};
    * Infinity: never, every request accounted at every step)
    * @param itl where it counts its inter-token gaps (the run's, shared by its engines; a fresh count when not given)
+   * @param finished its list of the requests a step finished (the run's, shared by its engines; its own when not
+   * given): a list per engine was a cache miss at every step across 512 engines
    */
-  constructor(index: number, spec: EngineSpec, lazyAfter = LAZY_AFTER, itl?: GapCounts) {
+  constructor(index: number, spec: EngineSpec, lazyAfter = LAZY_AFTER, itl?: GapCounts, finished: Request[] = []) {
     super(itl);
+    this.finished = finished;
     this.index = index;
     this.spec = spec;
     this.ledger = new KvLedger(spec.kvBlocks, spec.prefixCaching);

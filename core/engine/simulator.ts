@@ -203,7 +203,8 @@ class Simulation {
     if (input.engines.length === 0) throw new RangeError("simulate: no engines");
     this.#w = w;
     this.#options = options;
-    this.#engines = input.engines.map((spec, i) => new Engine(i, spec, options.lazyDecodeAfter, this.#itl));
+    const finished: Request[] = [];
+    this.#engines = input.engines.map((spec, i) => new Engine(i, spec, options.lazyDecodeAfter, this.#itl, finished));
     this.#router = makeRouter(input.routing, w.seed);
     this.#front = this.#engines.filter((e) => e.spec.role !== "decode");
     this.#decoders = this.#engines.filter((e) => e.spec.role === "decode");
