@@ -107,6 +107,12 @@ export class PrefixCache {
   #refs = new Map<number, number>();
   /** Unreferenced keys → the stamp of their live entry in the queue. */
   #lru = new Map<number, number>();
+  /**
+   * `#lru.size`, kept as the map changes: every step asks for the evictable
+   * blocks (KV occupancy), and a map's size is read from its table, one more
+   * cache miss per step across 512 engines.
+   */
+  #unreferenced = 0;
   #queueKeys = new Deque<number>();
   #queueStamps = new Deque<number>();
   #stamp = 0;
@@ -122,7 +128,7 @@ export class PrefixCache {
 
   /** Unreferenced cached blocks: reclaimable. */
   get evictable(): number {
-    return this.#lru.size + this.#dead;
+    return this.#unreferenced + this.#dead;
   }
 
   /** Σ reference counts (0 once every request has left). */
@@ -154,7 +160,10 @@ export class PrefixCache {
   /** A request starts using a cached block. */
   acquire(key: number): void {
     const r = this.#refs.get(key)!;
-    if (r === 0) this.#lru.delete(key); // its queue entry goes stale
+    if (r === 0) {
+      this.#lru.delete(key); // its queue entry goes stale
+      this.#unreferenced = this.#lru.size;
+    }
     this.#refs.set(key, r + 1);
   }
 
@@ -171,6 +180,7 @@ export class PrefixCache {
     if (r === 0) {
       const stamp = ++this.#stamp;
       this.#lru.set(key, stamp);
+      this.#unreferenced = this.#lru.size;
       this.#queueKeys.push(key);
       this.#queueStamps.push(stamp);
     }
@@ -236,6 +246,7 @@ export class PrefixCache {
       }
       if (this.#lru.get(key) !== stamp) continue; // taken back or released again since
       this.#lru.delete(key);
+      this.#unreferenced = this.#lru.size;
       this.#refs.delete(key);
       k++;
     }
