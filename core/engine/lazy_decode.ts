@@ -77,6 +77,101 @@ export interface LazyHost {
 let entries = 0;
 
 /**
+ * The cohort requests by the step whose end produces their last token: a
+ * min-heap of (finish lag, seat) in parallel arrays, each entry with the
+ * number it gave its request (`lazyEntry`). A request that leaves the
+ * cohort drops its number, and its entry lingers until reached. (A map from
+ * lag to a list of requests, with a heap of its lags beside it, cost three
+ * cache misses per finishing request across 512 engines: the map's table,
+ * the list and the request; the heap's top is one.)
+ */
+class FinishHeap {
+  readonly #lags: number[] = [];
+  readonly #seats: number[] = [];
+  readonly #entries: number[] = [];
+  readonly #reqs: Request[] = [];
+
+  /** The least lag listed (Infinity: none). */
+  get least(): number {
+    return this.#lags.length > 0 ? this.#lags[0] : Infinity;
+  }
+
+  /** Lists cohort request `r` as finishing at the end of step `lag`. */
+  add(lag: number, r: Request): void {
+    const l = this.#lags, st = this.#seats;
+    const seat = r.seat;
+    const entry = ++entries;
+    r.lazyEntry = entry;
+    let i = l.length;
+    l.push(lag);
+    st.push(seat);
+    this.#entries.push(entry);
+    this.#reqs.push(r);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (l[parent] < lag || (l[parent] === lag && st[parent] < seat)) break;
+      this.#move(parent, i);
+      i = parent;
+    }
+    this.#put(i, lag, seat, entry, r);
+  }
+
+  /**
+   * Takes the entries up to step `k`, in (lag, seat) order, and lists in
+   * `into` those of step `k` whose requests still hold them (an earlier
+   * step's entry still held would be a finish missed).
+   */
+  takeUpTo(k: number, into: Request[]): void {
+    const l = this.#lags, st = this.#seats, en = this.#entries, rq = this.#reqs;
+    while (l.length > 0 && l[0] <= k) {
+      const r = rq[0];
+      if (r.lazyEntry === en[0]) {
+        if (l[0] < k) throw new Error(`engine: request ${r.id} was due to finish at step ${l[0]}, before ${k}`);
+        into.push(r);
+      }
+      const lastLag = l.pop()!, lastSeat = st.pop()!, lastEntry = en.pop()!, lastReq = rq.pop()!;
+      const n = l.length;
+      if (n === 0) break;
+      let i = 0;
+      for (;;) {
+        let c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && (l[c + 1] < l[c] || (l[c + 1] === l[c] && st[c + 1] < st[c]))) c++;
+        if (lastLag < l[c] || (lastLag === l[c] && lastSeat < st[c])) break;
+        this.#move(c, i);
+        i = c;
+      }
+      this.#put(i, lastLag, lastSeat, lastEntry, lastReq);
+    }
+  }
+
+  /** Drops every entry. */
+  clear(): void {
+    this.#lags.length =
+      this.#seats.length =
+      this.#entries.length =
+      this.#reqs.length =
+        0;
+  }
+
+  /** Moves the entry at slot `from` to slot `to`. */
+  #move(from: number, to: number): void {
+    this.#lags[to] = this.#lags[from];
+    this.#seats[to] = this.#seats[from];
+    this.#entries[to] = this.#entries[from];
+    this.#reqs[to] = this.#reqs[from];
+  }
+
+  /** Writes an entry into slot `i`. */
+  #put(i: number, lag: number, seat: number, entry: number, r: Request): void {
+    this.#lags[i] = lag;
+    this.#seats[i] = seat;
+    this.#entries[i] = entry;
+    this.#reqs[i] = r;
+  }
+}
+
+/**
  * The cohort's block steps: lag → the cohort requests that need a new KV
  * block at that step. A request's next block is at most `blockSize` steps
  * ahead, so the live lags span at most `blockSize + 1` values: a ring of
@@ -189,20 +284,9 @@ export class LazyDecode {
   #joinAfter = 0;
   /** Lag → the cohort requests that need a new KV block at that step. */
   readonly #blockDue: BlockSteps;
-  /**
-   * The cohort requests by the step whose end produces their last token: a
-   * min-heap of (finish lag, seat), in parallel arrays, each entry with the
-   * number it gave its request (`lazyEntry`; a request that leaves the cohort
-   * drops it, and its entry lingers until reached). The least lag is kept in
-   * a field: a step that ends nobody's request compares it and nothing else.
-   * (A map from lag to a list of requests, with a heap of its lags beside it,
-   * cost three cache misses per finishing request across 512 engines: the
-   * map's table, the list and the request; the heap's top is one.)
-   */
-  readonly #finishLags: number[] = [];
-  readonly #finishSeat: number[] = [];
-  readonly #finishEntry: number[] = [];
-  readonly #finishReq: Request[] = [];
+  /** The cohort requests by the step whose end produces their last token. */
+  readonly #finishes = new FinishHeap();
+  /** {@link #finishes}' least lag: a step that ends nobody's request compares this field and reads nothing else. */
   #nextFinish = Infinity;
   /** The requests finishing at the step being applied (reused from step to step). */
   readonly #ending: Request[] = [];
@@ -349,70 +433,6 @@ export class LazyDecode {
     this.cohort--;
   }
 
-  /** Lists cohort request `r` as finishing at the end of step `lag`. */
-  #addFinish(lag: number, r: Request): void {
-    const l = this.#finishLags, st = this.#finishSeat, en = this.#finishEntry, rq = this.#finishReq;
-    const seat = r.seat;
-    const entry = ++entries;
-    r.lazyEntry = entry;
-    let i = l.length;
-    l.push(lag);
-    st.push(seat);
-    en.push(entry);
-    rq.push(r);
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (l[parent] < lag || (l[parent] === lag && st[parent] < seat)) break;
-      l[i] = l[parent];
-      st[i] = st[parent];
-      en[i] = en[parent];
-      rq[i] = rq[parent];
-      i = parent;
-    }
-    l[i] = lag;
-    st[i] = seat;
-    en[i] = entry;
-    rq[i] = r;
-    this.#nextFinish = l[0];
-  }
-
-  /**
-   * Takes the heap's entries up to step `k`, in (lag, seat) order, into
-   * {@link #ending}: those of step `k` whose requests still hold them (an
-   * earlier step's entry still held would be a finish missed).
-   */
-  #takeFinishes(k: number): void {
-    const l = this.#finishLags, st = this.#finishSeat, en = this.#finishEntry, rq = this.#finishReq;
-    const ending = this.#ending;
-    while (l.length > 0 && l[0] <= k) {
-      const r = rq[0];
-      if (r.lazyEntry === en[0]) {
-        if (l[0] < k) throw new Error(`engine: request ${r.id} was due to finish at step ${l[0]}, before ${k}`);
-        ending.push(r);
-      }
-      const lastLag = l.pop()!, lastSeat = st.pop()!, lastEntry = en.pop()!, lastReq = rq.pop()!;
-      const n = l.length;
-      if (n === 0) break;
-      let i = 0;
-      for (;;) {
-        let c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && (l[c + 1] < l[c] || (l[c + 1] === l[c] && st[c + 1] < st[c]))) c++;
-        if (lastLag < l[c] || (lastLag === l[c] && lastSeat < st[c])) break;
-        l[i] = l[c];
-        st[i] = st[c];
-        en[i] = en[c];
-        rq[i] = rq[c];
-        i = c;
-      }
-      l[i] = lastLag;
-      st[i] = lastSeat;
-      en[i] = lastEntry;
-      rq[i] = lastReq;
-    }
-    this.#nextFinish = l.length > 0 ? l[0] : Infinity;
-  }
-
   /** The lag of the step at which cohort request `r` needs its next KV block (from its stored values). */
   #blockLag(r: Request): number {
     return r.blocks * this.#host.blockSize - r.computed;
@@ -463,7 +483,8 @@ export class LazyDecode {
     this.last = now;
     if (k < this.#nextFinish) return cohort;
     const ending = this.#ending;
-    this.#takeFinishes(k);
+    this.#finishes.takeUpTo(k, ending);
+    this.#nextFinish = this.#finishes.least;
     const gone = ending.length;
     if (gone === 0) return cohort;
     // In seat order (the heap's, within a step).
@@ -536,7 +557,8 @@ export class LazyDecode {
         this.#phase[block % this.#bs]++;
         r.phased = true;
       } else if (block <= finish) this.#blockDue.add(block, r);
-      this.#addFinish(finish, r);
+      this.#finishes.add(finish, r);
+      if (finish < this.#nextFinish) this.#nextFinish = finish;
     }
     if (p > this.cohort) {
       this.cohort = p;
@@ -550,11 +572,7 @@ export class LazyDecode {
     for (let i = 0; i < this.cohort; i++) this.#writeBack(run[i]);
     this.#blockDue.clear();
     this.#phase?.fill(0);
-    this.#finishLags.length =
-      this.#finishSeat.length =
-      this.#finishEntry.length =
-      this.#finishReq.length =
-        0;
+    this.#finishes.clear();
     this.#nextFinish = Infinity;
     this.cohort = 0;
     this.lag = 0;
