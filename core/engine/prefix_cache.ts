@@ -113,8 +113,12 @@ export class PrefixCache {
    * cache miss per step across 512 engines.
    */
   #unreferenced = 0;
-  #queueKeys = new Deque<number>();
-  #queueStamps = new Deque<number>();
+  /**
+   * The LRU queue: each entry a key and its stamp, one after the other (one
+   * queue, not one of keys beside one of stamps: across 512 engines each was
+   * a cache miss at every eviction).
+   */
+  #queue = new Deque<number>();
   #stamp = 0;
   /** Unreferenced blocks no prompt can hit again, queued as anonymous runs (stamp 0, the key field their count). */
   #dead = 0;
@@ -181,8 +185,8 @@ export class PrefixCache {
       const stamp = ++this.#stamp;
       this.#lru.set(key, stamp);
       this.#unreferenced = this.#lru.size;
-      this.#queueKeys.push(key);
-      this.#queueStamps.push(stamp);
+      this.#queue.push(key);
+      this.#queue.push(stamp);
     }
   }
 
@@ -219,8 +223,8 @@ export class PrefixCache {
       }
     }
     this.#dead += to - from;
-    this.#queueKeys.push(to - from);
-    this.#queueStamps.push(0);
+    this.#queue.push(to - from);
+    this.#queue.push(0);
   }
 
   /**
@@ -231,14 +235,14 @@ export class PrefixCache {
   evict(n: number): number {
     let k = 0;
     while (k < n && this.#lru.size + this.#dead > 0) {
-      const key = this.#queueKeys.shift()!;
-      const stamp = this.#queueStamps.shift()!;
+      const key = this.#queue.shift()!;
+      const stamp = this.#queue.shift()!;
       if (stamp === 0) {
         // An anonymous run of `key` dead blocks: take what is needed, put the rest back in front.
         const take = key < n - k ? key : n - k;
         if (take < key) {
-          this.#queueKeys.pushFront(key - take);
-          this.#queueStamps.pushFront(0);
+          this.#queue.pushFront(0);
+          this.#queue.pushFront(key - take);
         }
         this.#dead -= take;
         k += take;
