@@ -26,10 +26,14 @@ if (values.requests !== undefined) {
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`--requests: a whole number ≥ 1, got ${values.requests}`);
   common = `${dir}/common.yaml`;
   const day = Deno.readTextFileSync(new URL("common.yaml", example));
-  Deno.writeTextFileSync(common, day.replace("num_requests: 100000000\n", `num_requests: ${n}\n`));
+  const prefix = day.replace("num_requests: 100000000\n", `num_requests: ${n}\n`);
+  if (prefix === day) throw new Error(`${example.pathname}common.yaml: no "num_requests: 100000000" line to shorten`);
+  Deno.writeTextFileSync(common, prefix);
 }
 const files = ["--instance_config_path", new URL("instances.yaml", example).pathname, "--common_config_path", common];
-const sim = ["run", "--quiet", "-P=sim", "--v8-flags=--max-semi-space-size=8", new URL("cli.ts", root).pathname];
+// `deno task sim`'s own command (deno.json), run directly: a task runner between would be the process sampled.
+const denoJson = JSON.parse(Deno.readTextFileSync(new URL("deno.json", root)));
+const sim = (denoJson.tasks.sim as string).split(" ").slice(1);
 
 /** Peak resident memory of process `pid` so far, bytes (undefined where /proc is not there). */
 function peakOf(pid: number): number | undefined {

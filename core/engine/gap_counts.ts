@@ -7,7 +7,7 @@
  * 20% of the compressed day of `examples/fleet/`). An engine's gaps are
  * its steps' durations, mostly, which drift slowly: the next gap is nearly
  * always within a few hundred µs of the last.
- * So each engine counts its gaps in pages of 256 µs (typed arrays, made as
+ * So the gaps are counted in pages of 256 µs (typed arrays, made as
  * gaps first fall in them), 64 gaps at a time: a step only writes its gap
  * in a short list (a page written at every step missed the cache, 135 ns a
  * step on the day: 64 engines' pages do not stay in it between their

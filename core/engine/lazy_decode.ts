@@ -340,11 +340,8 @@ export class LazyDecode {
       // cached ones, as each request's growth would take them. Short of that, the per-request path preempts
       // (changing nothing here).
       const want = phased + unreserved;
-      if (want > ledger.unreserved) {
-        if (want > ledger.unreserved + ledger.cachedEvictable) return -1;
-        ledger.makeRoom(want + ledger.reserved);
-      }
-      ledger.pool.allocate(phased);
+      if (want > ledger.unreserved && want > ledger.unreserved + ledger.cachedEvictable) return -1;
+      this.#takePhased(phased, want);
     }
     let preempted = false;
     // vLLM V0 lets each decode go on only while a block is free, even one that needs none: the cohort is served
@@ -409,12 +406,20 @@ export class LazyDecode {
 
   /** Serves the cohort as {@link serve} does when {@link quietBlocks} gave `phased` (≥ 0). */
   serveQuiet(phased: number): void {
-    if (phased > 0) {
-      const ledger = this.#host.ledger;
-      if (phased > ledger.unreserved) ledger.makeRoom(phased + ledger.reserved);
-      ledger.pool.allocate(phased);
-    }
+    if (phased > 0) this.#takePhased(phased, phased);
     this.served = true;
+  }
+
+  /**
+   * The phased requests due take `phased` blocks, when the step's growth
+   * wants `want` free blocks nobody set aside in all (which free and
+   * evictable blocks hold): the free ones first, then unreferenced cached
+   * ones evicted for the rest.
+   */
+  #takePhased(phased: number, want: number): void {
+    const ledger = this.#host.ledger;
+    if (want > ledger.unreserved) ledger.makeRoom(want + ledger.reserved);
+    ledger.pool.allocate(phased);
   }
 
   /**

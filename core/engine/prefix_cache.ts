@@ -234,7 +234,7 @@ export class PrefixCache {
    */
   evict(n: number): number {
     let k = 0;
-    while (k < n && this.#lru.size + this.#dead > 0) {
+    while (k < n && this.evictable > 0) {
       const key = this.#queue.shift()!;
       const stamp = this.#queue.shift()!;
       if (stamp === 0) {

@@ -59,8 +59,6 @@ export function workloadSource(w: WorkloadSpec): RequestSource {
   );
 }
 
-/** An engine's own event, while engines run ahead (see {@link Simulation}): its step ends. */
-
 /**
  * Pools of at most this many engines are routed by a scan of the pool, larger ones by a {@link LoadTree}: the same
  * choice. A scan reads every engine at every request; the tree replays, at every request, the engines whose load
@@ -70,6 +68,7 @@ export function workloadSource(w: WorkloadSpec): RequestSource {
  */
 const SCAN_UP_TO = 64;
 
+/** An engine's own event, while engines run ahead (see {@link Simulation}): its step ends. */
 const LOCAL_STEP_END = 0;
 /** An engine's own event: it looks at its queue (MindIE's queue delay, SGLang's turn after an idle one). */
 const LOCAL_WAKE = 1;
@@ -371,14 +370,12 @@ class Simulation {
 
   /** A step ends: tokens land, finished requests leave, prompt-done requests go to decode engines. */
   #stepEnd(e: Engine): void {
-    // When nothing else happens at this instant (see below), a step of the lazy cohort alone that ends nobody's
-    // request is followed at once by the next quiet one (Engine.quietStep), as the general path below would form it.
-    if (!e.wakePending && (this.#ahead ? this.#now < this.#horizon : this.#queue.nextTime > this.#now)) {
-      if (e.quietStep(this.#now)) {
-        this.#touch(e.index);
-        this.#start(e);
-        return;
-      }
+    // When nothing else happens at this instant, a step of the lazy cohort alone that ends nobody's request is
+    // followed at once by the next quiet one (Engine.quietStep), as the general path below would form it. (No routing
+    // happens in between: the engine's touch by the event loop stands.)
+    if (!e.wakePending && this.#alone() && e.quietStep(this.#now)) {
+      this.#start(e);
+      return;
     }
     const finished = e.completeStep(this.#now);
     for (const r of finished) {
@@ -398,10 +395,17 @@ class Simulation {
     // When nothing else happens at this instant (the earliest waiting event is later), the wake-up #wake would queue
     // is the very next event: the engine looks at its queue now instead. The same order of everything, one push and
     // one pop fewer for most steps.
-    // Running ahead, only a request reaching the engine at this instant can happen at it (the horizon).
-    const alone = this.#ahead ? this.#now < this.#horizon : this.#queue.nextTime > this.#now;
-    if (!e.wakePending && alone) this.#engineWake(e);
+    if (!e.wakePending && this.#alone()) this.#engineWake(e);
     else this.#wake(e);
+  }
+
+  /**
+   * Whether nothing else happens at this instant: the earliest waiting event
+   * is later; running ahead, only a request reaching the engine at this
+   * instant can happen at it (the horizon).
+   */
+  #alone(): boolean {
+    return this.#ahead ? this.#now < this.#horizon : this.#queue.nextTime > this.#now;
   }
 
   /** Running ahead: `e`'s local event is at `time`, of `kind`. */

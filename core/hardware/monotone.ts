@@ -27,7 +27,16 @@ function segment(xs: readonly number[], x: number): number {
 
 /** log-linear interpolation of positive ys between two points. */
 function between(x0: number, x1: number, y0: number, y1: number, x: number): number {
-  return y0 * Math.pow(y1 / y0, Math.log(x / x0) / Math.log(x1 / x0));
+  return alongSegment(x0, y0, y1 / y0, Math.log(x1 / x0), x);
+}
+
+/**
+ * {@link between} from its parts that do not depend on `x`: the ratio
+ * y1 / y0 and log(x1 / x0) (looked up once per segment by the hot callers;
+ * the same operations on the same values, so the same result bit for bit).
+ */
+function alongSegment(x0: number, y0: number, ratio: number, logSpan: number, x: number): number {
+  return y0 * Math.pow(ratio, Math.log(x / x0) / logSpan);
 }
 
 /** Nondecreasing times over one size axis. */
@@ -82,7 +91,7 @@ export class MonotoneCurve {
     const i = segment(xs, x);
     if (i < 0) return this.#below === "flat" ? ys[0] : ys[0] * (x / xs[0]);
     if (i === n - 1) return ys[n - 1] * (x / xs[n - 1]);
-    return ys[i] * Math.pow(this.#ratioY[i], Math.log(x / xs[i]) / this.#logX[i]);
+    return alongSegment(xs[i], ys[i], this.#ratioY[i], this.#logX[i], x);
   }
 }
 
@@ -160,8 +169,7 @@ export class MonotoneSurface {
     const i1 = Math.min(i + 1, last);
     const col = this.#byColumn.get(c) ?? this.#column(c);
     const a = col[i];
-    // between(rows[i], rows[i1], a, col[i1], rc), its constant parts looked up.
-    return scale * (i === i1 ? a : a * Math.pow(col[last + 1 + i], Math.log(rc / rows[i]) / this.#logRows[i]));
+    return scale * (i === i1 ? a : alongSegment(rows[i], a, col[last + 1 + i], this.#logRows[i], rc));
   }
 
   /** `c` within the measured columns. */
