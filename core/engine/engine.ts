@@ -80,6 +80,8 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
   outstanding = 0;
   /** Requests assigned and not finished. */
   active = 0;
+  /** When a router last chose this engine: the run's count of choices then (0: never). */
+  routed = 0;
   /** The shape of the step in flight. */
   readonly shape: BatchShape = emptyBatch();
   /** When this engine's previous step ended, µs (-1: none yet). */

@@ -194,6 +194,8 @@ class Simulation {
   #end = 0;
   #now = 0;
   #arrived = 0;
+  /** Routers' choices so far. */
+  #routings = 0;
   #inflight = 0;
   #done = 0;
 
@@ -526,10 +528,15 @@ class Simulation {
     this.#treeOf[index]?.touch(this.#place[index]);
   }
 
-  /** `router`'s choice among `candidates`: its pool's tree when every engine of the pool can serve the request. */
+  /**
+   * `router`'s choice among `candidates`: its pool's tree when every engine of the pool can serve the request. The
+   * engine chosen is marked with the run's count of choices (`Engine.routed`).
+   */
   #choose(router: ReturnType<typeof makeRouter>, candidates: Engine[]): Engine {
     const tree = this.#trees.get(candidates);
-    return this.#engines[(tree ? tree.best() : router.choose(candidates)).index];
+    const e = this.#engines[(tree ? tree.best() : router.choose(candidates)).index];
+    e.routed = ++this.#routings;
+    return e;
   }
 
   /** Sends as many backlogged requests as max_concurrency allows. */

@@ -9,6 +9,7 @@ interface Load {
   index: number;
   outstanding: number;
   active: number;
+  routed: number;
   freeKvBlocks: number;
   weight: number;
 }
@@ -24,6 +25,7 @@ Deno.test("a load tree picks what a scan picks, ties to the earliest engine, as 
           index: i,
           outstanding: i % 3,
           active: 0,
+          routed: 0,
           freeKvBlocks: 0,
           weight: 1,
         }));

@@ -3,7 +3,7 @@ import { RoundRobinRouter } from "./round_robin.ts";
 import type { EngineLoad } from "./router.ts";
 
 const engines = (indices: number[]): EngineLoad[] =>
-  indices.map((index) => ({ index, outstanding: 0, active: 0, freeKvBlocks: 0, weight: 1 }));
+  indices.map((index) => ({ index, outstanding: 0, active: 0, routed: 0, freeKvBlocks: 0, weight: 1 }));
 
 Deno.test("round robin cycles through the candidates in index order, from the engine after the last pick", () => {
   const r = new RoundRobinRouter();

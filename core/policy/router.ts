@@ -12,6 +12,8 @@ export interface EngineLoad {
   readonly outstanding: number;
   /** Requests assigned and not finished. */
   readonly active: number;
+  /** When a router last chose it: the run's count of choices then (0: never chosen). */
+  readonly routed: number;
   /** KV blocks a new request could take now (free, less any set aside for admitted requests). */
   readonly freeKvBlocks: number;
   /** Seconds per token of the engine (work is weighed by it across unlike engines). */
@@ -40,6 +42,13 @@ export interface Router {
    * engine ahead of the clock between the requests routed to it.
    */
   readonly blind?: boolean;
+  /**
+   * True when the choice reads only `active` and `routed` of the engines (and
+   * their fixed weights): an engine's steps then change nothing a choice
+   * depends on except by finishing requests, and the simulator may run each engine's
+   * steps that finish nobody's request ahead of the clock.
+   */
+  readonly countsRequests?: boolean;
 }
 
 /** Returns the candidate with the smallest key, ties to the earliest candidate. */
