@@ -48,6 +48,12 @@ export class Deque<T> {
     return i >= 0 && i < this.#size ? this.#buf[(this.#head + i) % this.#buf.length] : undefined;
   }
 
+  /** Replaces the item `i` places from the front (0: the front). Precondition: 0 ≤ i < size. */
+  set(i: number, x: T): void {
+    if (!(i >= 0 && i < this.#size)) throw new RangeError(`deque: no item at ${i} of ${this.#size}`);
+    this.#buf[(this.#head + i) % this.#buf.length] = x;
+  }
+
   /** Removes and returns the front item, or undefined. */
   shift(): T | undefined {
     if (!this.#size) return undefined;

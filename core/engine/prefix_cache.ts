@@ -223,8 +223,15 @@ export class PrefixCache {
       }
     }
     this.#dead += to - from;
-    this.#queue.push(to - from);
-    this.#queue.push(0);
+    // Right behind another anonymous run, it joins it: which dead block goes first does not matter, and a fleet's
+    // queue of one run per finished request was read at its cold front at every eviction (9% of a 512-engine run).
+    const q = this.#queue;
+    const n = q.size;
+    if (n >= 2 && q.at(n - 1) === 0) q.set(n - 2, q.at(n - 2)! + (to - from));
+    else {
+      q.push(to - from);
+      q.push(0);
+    }
   }
 
   /**
@@ -234,20 +241,24 @@ export class PrefixCache {
    */
   evict(n: number): number {
     let k = 0;
+    const q = this.#queue;
     while (k < n && this.evictable > 0) {
-      const key = this.#queue.shift()!;
-      const stamp = this.#queue.shift()!;
+      const key = q.peek()!;
+      const stamp = q.at(1)!;
       if (stamp === 0) {
-        // An anonymous run of `key` dead blocks: take what is needed, put the rest back in front.
+        // An anonymous run of `key` dead blocks: take what is needed, the rest staying in front.
         const take = key < n - k ? key : n - k;
-        if (take < key) {
-          this.#queue.pushFront(0);
-          this.#queue.pushFront(key - take);
+        if (take < key) q.set(0, key - take);
+        else {
+          q.shift();
+          q.shift();
         }
         this.#dead -= take;
         k += take;
         continue;
       }
+      q.shift();
+      q.shift();
       if (this.#lru.get(key) !== stamp) continue; // taken back or released again since
       this.#lru.delete(key);
       this.#unreferenced = this.#lru.size;

@@ -28,6 +28,7 @@ import "../../core/engine/admission_test.ts";
 import "../../core/engine/batching_test.ts";
 import "../../core/engine/kv_ledger_test.ts";
 import "../../core/engine/gap_counts_test.ts";
+import "../../core/engine/prefix_cache_test.ts";
 import "../../core/engine/unservable_test.ts";
 import "../../core/policy/least_loaded_test.ts";
 import "../../core/policy/load_tree_test.ts";
