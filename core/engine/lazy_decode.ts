@@ -78,38 +78,42 @@ let entries = 0;
 
 /**
  * The cohort requests by the step whose end produces their last token: a
- * min-heap of (finish lag, seat) in parallel arrays, each entry with the
- * number it gave its request (`lazyEntry`). A request that leaves the
- * cohort drops its number, and its entry lingers until reached. (A map from
- * lag to a list of requests, with a heap of its lags beside it, cost three
- * cache misses per finishing request across 512 engines: the map's table,
- * the list and the request; the heap's top is one.)
+ * min-heap of (finish lag, seat), each entry with the number it gave its
+ * request (`lazyEntry`). A request that leaves the cohort drops its
+ * number, and its entry lingers until reached. (A map from lag to a list of
+ * requests, with a heap of its lags beside it, cost three cache misses per
+ * finishing request across 512 engines: the map's table, the list and the
+ * request; the heap's top is one.) An entry's three numbers lie side by
+ * side in one array: three arrays side by side were three misses more.
  */
 class FinishHeap {
-  readonly #lags: number[] = [];
-  readonly #seats: number[] = [];
-  readonly #entries: number[] = [];
+  /** Entry i's lag, seat and number at 3i, 3i + 1, 3i + 2. */
+  #keys = new Float64Array(48);
   readonly #reqs: Request[] = [];
+  #n = 0;
 
   /** The least lag listed (Infinity: none). */
   get least(): number {
-    return this.#lags.length > 0 ? this.#lags[0] : Infinity;
+    return this.#n > 0 ? this.#keys[0] : Infinity;
   }
 
   /** Lists cohort request `r` as finishing at the end of step `lag`. */
   add(lag: number, r: Request): void {
-    const l = this.#lags, st = this.#seats;
     const seat = r.seat;
     const entry = ++entries;
     r.lazyEntry = entry;
-    let i = l.length;
-    l.push(lag);
-    st.push(seat);
-    this.#entries.push(entry);
+    if (3 * (this.#n + 1) > this.#keys.length) {
+      const grown = new Float64Array(2 * this.#keys.length);
+      grown.set(this.#keys);
+      this.#keys = grown;
+    }
+    const q = this.#keys;
+    let i = this.#n++;
     this.#reqs.push(r);
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (l[parent] < lag || (l[parent] === lag && st[parent] < seat)) break;
+      const pl = q[3 * parent];
+      if (pl < lag || (pl === lag && q[3 * parent + 1] < seat)) break;
       this.#move(parent, i);
       i = parent;
     }
@@ -122,22 +126,27 @@ class FinishHeap {
    * step's entry still held would be a finish missed).
    */
   takeUpTo(k: number, into: Request[]): void {
-    const l = this.#lags, st = this.#seats, en = this.#entries, rq = this.#reqs;
-    while (l.length > 0 && l[0] <= k) {
+    const q = this.#keys, rq = this.#reqs;
+    while (this.#n > 0 && q[0] <= k) {
       const r = rq[0];
-      if (r.lazyEntry === en[0]) {
-        if (l[0] < k) throw new Error(`engine: request ${r.id} was due to finish at step ${l[0]}, before ${k}`);
+      if (r.lazyEntry === q[2]) {
+        if (q[0] < k) throw new Error(`engine: request ${r.id} was due to finish at step ${q[0]}, before ${k}`);
         into.push(r);
       }
-      const lastLag = l.pop()!, lastSeat = st.pop()!, lastEntry = en.pop()!, lastReq = rq.pop()!;
-      const n = l.length;
+      const n = --this.#n;
+      const lastReq = rq.pop()!;
       if (n === 0) break;
+      const lastLag = q[3 * n], lastSeat = q[3 * n + 1], lastEntry = q[3 * n + 2];
       let i = 0;
       for (;;) {
         let c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && (l[c + 1] < l[c] || (l[c + 1] === l[c] && st[c + 1] < st[c]))) c++;
-        if (lastLag < l[c] || (lastLag === l[c] && lastSeat < st[c])) break;
+        if (c + 1 < n) {
+          const a = q[3 * c], b = q[3 * c + 3];
+          if (b < a || (b === a && q[3 * c + 4] < q[3 * c + 1])) c++;
+        }
+        const cl = q[3 * c];
+        if (lastLag < cl || (lastLag === cl && lastSeat < q[3 * c + 1])) break;
         this.#move(c, i);
         i = c;
       }
@@ -147,26 +156,25 @@ class FinishHeap {
 
   /** Drops every entry. */
   clear(): void {
-    this.#lags.length =
-      this.#seats.length =
-      this.#entries.length =
-      this.#reqs.length =
-        0;
+    this.#n = 0;
+    this.#reqs.length = 0;
   }
 
   /** Moves the entry at slot `from` to slot `to`. */
   #move(from: number, to: number): void {
-    this.#lags[to] = this.#lags[from];
-    this.#seats[to] = this.#seats[from];
-    this.#entries[to] = this.#entries[from];
+    const q = this.#keys;
+    q[3 * to] = q[3 * from];
+    q[3 * to + 1] = q[3 * from + 1];
+    q[3 * to + 2] = q[3 * from + 2];
     this.#reqs[to] = this.#reqs[from];
   }
 
   /** Writes an entry into slot `i`. */
   #put(i: number, lag: number, seat: number, entry: number, r: Request): void {
-    this.#lags[i] = lag;
-    this.#seats[i] = seat;
-    this.#entries[i] = entry;
+    const q = this.#keys;
+    q[3 * i] = lag;
+    q[3 * i + 1] = seat;
+    q[3 * i + 2] = entry;
     this.#reqs[i] = r;
   }
 }
