@@ -384,3 +384,22 @@ Deno.test("a reused request object is a new request: every field as the construc
   assert.notDeepEqual(used, fresh);
   assert.deepEqual(used.reuse(7, 100, 20, 5_000), fresh);
 });
+
+Deno.test("vLLM V0 with chunked prompts in prefill-only steps: a prefill pass that preempts admits no prompt (no livelock)", () => {
+  // 4 blocks of 128 tokens, 8 tokens a step, three 200-token prompts at t = 0 (2 blocks each). The first two are
+  // admitted; the second's later chunks want a free block beside its own (V0's touched blocks) and preempt it. When
+  // that pass then admitted the third in its place, the two took turns at the freed blocks step after step, and the
+  // first one's decode, which prefill-only steps hold back, never ran (found by the property test, seed 6).
+  let steps = 0;
+  const r = simulate(
+    input(
+      { numRequests: 3, inputTokens: 200, outputTokens: 2 },
+      { scheduler: "vllm_v0", kvBlocks: 4, blockSize: 128, maxTokens: 8, mixPrefillDecode: false },
+    ),
+    { onStep: () => void (++steps > 100_000 && assert.fail("still stepping after 100,000 steps")) },
+  );
+  assert.deepEqual([...r.requests.finish].map((t) => t > 0), [true, true, true]);
+  assert.equal(r.engines[0].served, 3);
+  assert.equal(r.engines[0].preemptions, 2);
+  assert.equal(steps, 80);
+});

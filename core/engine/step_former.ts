@@ -185,7 +185,11 @@ export class StepFormer implements StepBuilder {
       budget -= n;
     }
     addDecodes(e.shape, decodes, decodeContext);
-    return preempted && !this.#admitsAfter ? -1 : budget;
+    // vLLM V0 admits prompts in a step that preempted (chunked prefill: its running requests and new prompts share the
+    // step). A prefill-only pass that preempted admits none: its own victim, or the prompt admitted in its place, would
+    // take the freed blocks back at once, step after step, while the decodes that prefill-first steps hold back never
+    // ran (a livelock the property test found: V0 with chunked prefill and mix_prefill_decode false, 4 blocks).
+    return preempted && (!this.#admitsAfter || only === PREFILL_ONLY) ? -1 : budget;
   }
 
   /**
