@@ -576,6 +576,57 @@ Deno.test("invariants hold on random deployments run by TurboMind's own loop (pr
   );
 });
 
+Deno.test("invariants hold on the cases the property test found with other seeds (regressions)", () => {
+  // Seed 8: PD, vLLM V0 with chunked prefill off and two MTP drafts; 30 prompts of up to 592 tokens at t = 0. The
+  // decode engine's only running request preempted itself and the engine idled with it waiting, the transfers queued
+  // behind it never started: 22 of 30 requests accounted for. (Engine.schedule passes again after such a pass.)
+  const prefill = (kvBlocks: number, fixedMs: number, tokenTime: number, kvTransferBytesPerToken: number) => ({
+    role: "prefill" as const,
+    kvBlocks,
+    fixedMs,
+    perTokenMs: 0,
+    tokenTime,
+    linkBandwidth: Infinity,
+    linkLatency: 0,
+    kvTransferBytesPerToken,
+  });
+  const seed8: Case = {
+    engines: [
+      prefill(4, 5, 0.000599, 70404),
+      prefill(5, 0.485, 0.00173, 13),
+      prefill(8, 0.635, 0.000156, 999998),
+      { ...prefill(7, 0.493, 0.0018, 20), role: "decode" },
+    ],
+    blockSize: 128,
+    maxTokens: 600,
+    maxSeqs: 33,
+    chunkedPrefill: false,
+    prefixCaching: false,
+    mixPrefillDecode: true,
+    admission: "greedy",
+    scheduler: "vllm_v0",
+    schedulerSteps: 1,
+    requestDelay: 0,
+    draftTokens: 2,
+    draftAcceptance: 0,
+    maxModelLen: null,
+    routing: "round_robin",
+    numRequests: 30,
+    maxConcurrency: 1000,
+    seed: 58280,
+    arrival: { rate: Infinity, process: "constant", cv: 1 },
+    classes: [{
+      name: "c",
+      weight: 1,
+      input: { dist: "normal", mean: 1076, std: 507, max: 592 },
+      output: { dist: "fixed", value: 73 },
+      sharedPrefixTokens: 0,
+      prefixGroups: 2,
+    }],
+  };
+  checkRun(toInput(seed8), "seed 8 regression");
+});
+
 Deno.test("invariants hold for the bundled example and the KV-pressure scenario", () => {
   const out = runFiles([`${ROOT}examples/instances.yaml`], `${ROOT}examples/common.yaml`);
   checkRun(out.assembled.input, "bundled example");

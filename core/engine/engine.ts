@@ -235,16 +235,15 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
    * @returns false when nothing can run
    */
   schedule(now = 0): boolean {
-    // Decode role: a pass that preempted and scheduled nothing frees seats
-    // that landed requests (which hold their KV) take in a second pass at
-    // once, as an engine's loop reschedules right after an empty step;
-    // nothing else would wake the engine for them. Each repeat moves a
-    // ready request into the batch, so this ends. (Preempted requests wait
-    // for the next step or event, as before: retrying them at once would
-    // only recompute and preempt them again.)
+    // A pass that preempted and scheduled nothing freed blocks and seats: the
+    // engine passes again at once, as its loop schedules right after an empty
+    // step (landed requests take the seats, a victim is readmitted). Nothing
+    // else would wake it: a decode engine whose only request preempted itself
+    // idled for ever with the request waiting (property test, seed 8). Each
+    // pass that preempts leaves one running request fewer, so this ends.
     for (;;) {
       const ran = this.#formOnce(now);
-      if (ran >= 0 || this.ready.size === 0) return ran > 0;
+      if (ran >= 0 || (this.ready.size === 0 && this.waiting.size === 0)) return ran > 0;
     }
   }
 
