@@ -348,7 +348,7 @@ export class LazyDecode {
       // cached ones, as each request's growth would take them. Short of that, the per-request path preempts
       // (changing nothing here).
       const want = phased + unreserved;
-      if (want > ledger.unreserved && want > ledger.unreserved + ledger.cachedEvictable) return -1;
+      if (!this.#room(want)) return -1;
       this.#takePhased(phased, want);
     }
     let preempted = false;
@@ -397,8 +397,17 @@ export class LazyDecode {
     const phased = this.#phase![k % this.#bs];
     // Short of free blocks, unreferenced cached ones are evicted for them, as serve does (a prefix-caching engine's
     // pool is full of them once warm: without this, 45% of its steps went to the general path).
+    return this.#room(phased) ? phased : -1;
+  }
+
+  /**
+   * Whether `want` blocks nobody set aside can be had: free ones, then unreferenced cached ones evicted. (The cache
+   * is read only when the free blocks fall short: it is one more cache miss per step across a fleet.)
+   */
+  #room(want: number): boolean {
+    const ledger = this.#host.ledger;
     const free = ledger.unreserved;
-    return phased <= free || phased <= free + ledger.cachedEvictable ? phased : -1;
+    return want <= free || want <= free + ledger.cachedEvictable;
   }
 
   /**

@@ -382,7 +382,7 @@ class Simulation {
   #stepEnd(e: Engine): void {
     // When nothing else happens at this instant, a step of the lazy cohort alone that ends nobody's request is
     // followed at once by the next quiet one (Engine.quietStep), as the general path below would form it. (No routing
-    // happens in between: the engine's touch by the event loop stands.)
+    // happens in between, and the event loop's touch, where its router needs one, stands.)
     if (!e.wakePending && this.#alone() && e.quietStep(this.#now)) {
       this.#start(e);
       return;
@@ -539,12 +539,14 @@ class Simulation {
 
   /**
    * `router`'s choice among `candidates`: its pool's tree when every engine of the pool can serve the request. The
-   * engine chosen is marked with the run's count of choices (`Engine.routed`).
+   * engine chosen is marked with the run's count of choices (`Engine.routed`) and touched: the request it is about to
+   * take changes its load.
    */
   #choose(router: ReturnType<typeof makeRouter>, candidates: Engine[]): Engine {
     const tree = this.#trees.get(candidates);
     const e = this.#engines[(tree ? tree.best() : router.choose(candidates)).index];
     e.routed = ++this.#routings;
+    this.#touch(e.index);
     return e;
   }
 
@@ -566,7 +568,6 @@ class Simulation {
       }
       this.#inflight++;
       const e = this.#choose(this.#router, candidates);
-      this.#touch(e.index);
       if (this.#ahead) this.#catchUp(e, now);
       const delay = e.spec.requestDelay ?? 0;
       if (delay > 0) {
@@ -598,7 +599,6 @@ class Simulation {
   #handOff(r: Request): void {
     const pool = this.#eligible(this.#decoders, r.input, r.output) as Engine[];
     const d = this.#choose(this.#decodeRouter, pool);
-    this.#touch(d.index);
     if (d.pendingKv.size === 0 && reserveIncoming(d, r)) this.#startTransfer(r, d);
     else {
       d.kvWaits++;

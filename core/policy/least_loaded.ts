@@ -1,7 +1,7 @@
 /**
  * Least-loaded routing: the engine with the fewest requests in flight (sent
  * to it and not finished: in transit, waiting or running), weighed by its
- * speed, ties to the earliest engine.
+ * speed; engines level with each other take turns.
  *
  * This is what a real front door can know. Envoy's and Nginx's
  * least-request balancers, the SGLang router's and AIBrix's least-request

@@ -568,29 +568,43 @@ function capacitySearch(
   let bad = failPoint;
   const seen = [...walk.slice(0, firstFail)];
   const stop = axis.integer ? 1 : Math.abs(bad.values[0] - good.values[0]) / 100;
-  while (Math.abs(bad.values[0] - good.values[0]) > stop) {
-    const mid = midpoint(
-      Math.min(good.values[0], bad.values[0]),
-      Math.max(good.values[0], bad.values[0]),
-      axis.integer,
-    );
-    if (mid === good.values[0] || mid === bad.values[0]) break;
-    const p = probe(mid);
-    if (passes(p)) good = p;
-    else bad = p;
+  const requests = (p: JudgedPoint) => p.output.assembled.input.workload.numRequests;
+  /**
+   * Bisects between `good` and `bad` until they are `stop` apart, at most `tries` points, while `more()` holds:
+   * `judge` gives each midpoint's verdict (undefined: no verdict, stop).
+   */
+  const bisect = (judge: (v: number) => JudgedPoint | undefined, tries = Infinity, more = () => true) => {
+    for (let k = 0; k < tries && more() && Math.abs(bad.values[0] - good.values[0]) > stop; k++) {
+      const mid = midpoint(
+        Math.min(good.values[0], bad.values[0]),
+        Math.max(good.values[0], bad.values[0]),
+        axis.integer,
+      );
+      if (mid === good.values[0] || mid === bad.values[0]) return;
+      const p = judge(mid);
+      if (!p) return;
+      if (passes(p)) good = p;
+      else bad = p;
+    }
+  };
+  bisect((v) => {
+    const p = probe(v);
     if (passes(p)) seen.push(p);
-  }
+    return p;
+  });
   // The answer is run again with CONFIRM_FACTOR × the requests: a short run can pass a point a little beyond what the
   // deployment sustains (its queue has not grown yet). When the long run fails, the next passing value toward the
   // passing end is tried (for a rate, one within what the long run achieved), up to CONFIRM_TRIES times.
   const beyond = (v: number) => (max ? v >= bad.values[0] : v <= bad.values[0]);
   let confirmed = "";
+  let holds = false;
   for (let k = 0; k < CONFIRM_TRIES; k++) {
     const long = confirm(good);
     if (!long) break;
-    const n = exact(long.output.assembled.input.workload.numRequests);
+    const n = exact(requests(long));
     if (passes(long)) {
       confirmed = ` (confirmed over ${n} requests)`;
+      holds = true;
       good = long;
       break;
     }
@@ -612,28 +626,17 @@ function capacitySearch(
   // on a short run may be far below it (a grid point). Bisect that interval again, each passing probe confirmed over
   // as many requests, to the same precision: without this, a 2 × 4 H200 deployment that sustains 24.5 req/s over
   // 40,000 requests was answered 20 (its grid point below), the 25 of the bisection failing its long run.
-  let refined = 0;
-  const requests = (p: JudgedPoint) => p.output.assembled.input.workload.numRequests;
   const shortest = Math.min(...grid.map(requests));
-  const longRan = (p: JudgedPoint) => requests(p) > shortest;
-  while (
-    confirmed.startsWith(" (confirmed") && longRan(bad) && Math.abs(bad.values[0] - good.values[0]) > stop &&
-    refined < REFINE_TRIES
-  ) {
-    const mid = midpoint(
-      Math.min(good.values[0], bad.values[0]),
-      Math.max(good.values[0], bad.values[0]),
-      axis.integer,
+  if (holds) {
+    bisect(
+      (v) => {
+        const p = probe(v);
+        return passes(p) ? confirm(p) : p;
+      },
+      REFINE_TRIES,
+      () => requests(bad) > shortest,
     );
-    if (mid === good.values[0] || mid === bad.values[0]) break;
-    refined++;
-    const p = probe(mid);
-    const long = passes(p) ? confirm(p) : p;
-    if (!long) break;
-    if (passes(long)) {
-      good = long;
-      confirmed = ` (confirmed over ${exact(long.output.assembled.input.workload.numRequests)} requests)`;
-    } else bad = long;
+    confirmed = ` (confirmed over ${exact(requests(good))} requests)`;
   }
   const value = good.values[0];
   const text = `the SLOs hold ${max ? "up to" : "from"} ${key} = ${exact(value)}${confirmed}; ${
