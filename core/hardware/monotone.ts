@@ -27,16 +27,23 @@ function segment(xs: readonly number[], x: number): number {
 
 /** log-linear interpolation of positive ys between two points. */
 function between(x0: number, x1: number, y0: number, y1: number, x: number): number {
-  return alongSegment(x0, y0, y1 / y0, Math.log(x1 / x0), x);
+  return alongSegment(x0, y0, slope(x0, x1, y0, y1), x);
+}
+
+/** The segment's slope in log-log space: log(y1 / y0) / log(x1 / x0). */
+function slope(x0: number, x1: number, y0: number, y1: number): number {
+  return Math.log(y1 / y0) / Math.log(x1 / x0);
 }
 
 /**
- * {@link between} from its parts that do not depend on `x`: the ratio
- * y1 / y0 and log(x1 / x0) (looked up once per segment by the hot callers;
- * the same operations on the same values, so the same result bit for bit).
+ * {@link between} from the part that does not depend on `x`, the segment's
+ * {@link slope} (looked up once per segment by the hot callers): y0 ·
+ * (x / x0)^slope, one power where the ratio form, ratio^(log(x / x0) / log
+ * span), took a logarithm, a division and a power (decode attention asks at
+ * every step; this was 5% of a 512-engine run). The two agree to rounding.
  */
-function alongSegment(x0: number, y0: number, ratio: number, logSpan: number, x: number): number {
-  return y0 * Math.pow(ratio, Math.log(x / x0) / logSpan);
+function alongSegment(x0: number, y0: number, slope: number, x: number): number {
+  return y0 * Math.pow(x / x0, slope);
 }
 
 /** Nondecreasing times over one size axis. */
@@ -66,17 +73,11 @@ export class MonotoneCurve {
     this.xs = px;
     this.ys = py;
     this.#below = below;
-    this.#logX = px.map((x, i) => Math.log(px[i + 1] / x));
-    this.#ratioY = py.map((y, i) => py[i + 1] / y);
+    this.#slopes = px.map((x, i) => slope(x, px[i + 1], py[i], py[i + 1]));
   }
 
-  /**
-   * Per segment i: log(xs[i + 1] / xs[i]) and ys[i + 1] / ys[i], the parts of
-   * {@link between} that do not depend on the size asked (the same values,
-   * so the same result bit for bit, a logarithm and a division fewer a call).
-   */
-  readonly #logX: readonly number[];
-  readonly #ratioY: readonly number[];
+  /** Per segment i: its {@link slope}, the part of {@link between} that does not depend on the size asked. */
+  readonly #slopes: readonly number[];
 
   /** Whether any size was measured. */
   get empty(): boolean {
@@ -91,7 +92,7 @@ export class MonotoneCurve {
     const i = segment(xs, x);
     if (i < 0) return this.#below === "flat" ? ys[0] : ys[0] * (x / xs[0]);
     if (i === n - 1) return ys[n - 1] * (x / xs[n - 1]);
-    return alongSegment(xs[i], ys[i], this.#ratioY[i], this.#logX[i], x);
+    return alongSegment(xs[i], ys[i], this.#slopes[i], x);
   }
 }
 
@@ -144,11 +145,7 @@ export class MonotoneSurface {
     this.#rows = rows;
     this.#cols = cols;
     this.#t = t;
-    this.#logRows = rows.map((r, i) => Math.log(rows[i + 1] / r));
   }
-
-  /** Per row segment i: log(rows[i + 1] / rows[i]) (see MonotoneCurve's `#logX`). */
-  readonly #logRows: readonly number[];
 
   /**
    * Each row's time at column size `c` (interpolated along the columns), by
@@ -169,7 +166,7 @@ export class MonotoneSurface {
     const i1 = Math.min(i + 1, last);
     const col = this.#byColumn.get(c) ?? this.#column(c);
     const a = col[i];
-    return scale * (i === i1 ? a : alongSegment(rows[i], a, col[last + 1 + i], this.#logRows[i], rc));
+    return scale * (i === i1 ? a : alongSegment(rows[i], a, col[last + 1 + i], rc));
   }
 
   /** `c` within the measured columns. */
@@ -179,7 +176,7 @@ export class MonotoneSurface {
   }
 
   /**
-   * Each row's time at column size `c` and its ratio to the next row's
+   * Each row's time at column size `c` and the slope from it to the next row
    * (slots n..2n−2), remembered (at most 4,096 sizes; then forgotten and
    * rebuilt).
    */
@@ -187,14 +184,15 @@ export class MonotoneSurface {
     const cols = this.#cols;
     const cc = this.#clampCol(c);
     const j = Math.min(segment(cols, cc), cols.length - 1), j1 = Math.min(j + 1, cols.length - 1);
-    // Each row's time, then each row's ratio to the next one's (the part of the row interpolation fixed by c).
+    // Each row's time, then each row segment's slope (the part of the row interpolation fixed by c).
     const n = this.#rows.length;
     const col = new Float64Array(2 * n);
     for (let ii = 0; ii < n; ii++) {
       const t = this.#t[ii];
       col[ii] = j === j1 ? t[j] : between(cols[j], cols[j1], t[j], t[j1], cc);
     }
-    for (let ii = 0; ii + 1 < n; ii++) col[n + ii] = col[ii + 1] / col[ii];
+    const rows = this.#rows;
+    for (let ii = 0; ii + 1 < n; ii++) col[n + ii] = slope(rows[ii], rows[ii + 1], col[ii], col[ii + 1]);
     if (this.#byColumn.size >= 4096) this.#byColumn.clear();
     this.#byColumn.set(c, col);
     return col;
