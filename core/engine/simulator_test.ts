@@ -403,3 +403,28 @@ Deno.test("vLLM V0 with chunked prompts in prefill-only steps: a prefill pass th
   assert.equal(r.engines[0].preemptions, 2);
   assert.equal(steps, 80);
 });
+
+Deno.test("in lockstep an engine steps on past its instant's other events only when none can bring it a request", () => {
+  // 1 ms steps and a request every 2 ms: every arrival shares its instant with the step ends of the busy engines.
+  // Without hooks, an engine whose step ends steps on at once when nothing at the instant can reach it
+  // (Simulation's #alone); with a step hook it steps in the queue's order. The results must be the same: an arrival
+  // at the instant joins the engine's next step, a request on its way (a per-request latency) reaches it first, a
+  // finish elsewhere sends a waiting request (a client limit that binds) to it first.
+  const cases: [string, WorkloadOverrides, Partial<EngineSpec>][] = [
+    ["arrivals at step ends", {}, {}],
+    ["a per-request latency of 2 ms", {}, { requestDelay: 2 * ms }],
+    ["a client limit that binds", { maxConcurrency: 6 }, {}],
+  ];
+  for (const [label, w, e] of cases) {
+    const inp: SimulationInput = {
+      ...input({ numRequests: 400, outputTokens: 20, arrival: { rate: 500, process: "constant", cv: 1 }, ...w }, e, 4),
+    };
+    const free = simulate(inp);
+    const ordered = simulate(inp, { onStep: () => {} });
+    assert.deepEqual(free.requests, ordered.requests, `${label}: request table`);
+    assert.deepEqual(free.engines, ordered.engines, `${label}: engine counters`);
+    assert.equal(free.endTime, ordered.endTime, `${label}: end time`);
+    // Every request finished (the comparison covers whole runs).
+    assert.equal(free.requests.finish.filter((t) => t > 0).length, 400, label);
+  }
+});
