@@ -52,6 +52,15 @@ export class LatencyDistribution {
   #n = 0;
   #sorted = true;
   #sketch: DDSketch | undefined;
+  /**
+   * Sketched values equal to the last one added, not yet in the sketch: a
+   * run of equal values goes in as one weighted value (the same buckets,
+   * count and extremes). A column of fixed lengths, or of zero waits, is such
+   * a run: its logarithm and bucket were computed for every request of a
+   * million (with the other columns, 6% of a 512-engine run).
+   */
+  #runValue = NaN;
+  #runCount = 0;
   #sum = 0;
   readonly #exactUpTo: number;
 
@@ -73,7 +82,7 @@ export class LatencyDistribution {
 
   /** How many values it holds. */
   get count(): number {
-    return this.#values ? this.#n : this.#sketch!.count;
+    return this.#values ? this.#n : this.#sketched().count;
   }
 
   /** Σ of its values, summed in the order they were added (exactly as a loop over them would). */
@@ -86,7 +95,12 @@ export class LatencyDistribution {
     this.#sum += v;
     const values = this.#values;
     if (values === undefined) {
-      this.#sketch!.accept(v);
+      if (v === this.#runValue) this.#runCount++;
+      else {
+        this.#flush();
+        this.#runValue = v;
+        this.#runCount = 1;
+      }
       return;
     }
     if (this.#n === values.length) {
@@ -110,7 +124,7 @@ export class LatencyDistribution {
       return;
     }
     if (this.#values) this.#toSketch();
-    this.#sketch!.merge(other.#sketch!);
+    this.#sketched().merge(other.#sketched());
     this.#sum += other.#sum;
   }
 
@@ -134,7 +148,7 @@ export class LatencyDistribution {
     const n = this.count;
     if (n === 0) return NaN;
     if (this.#values) return this.sortedValues()[Math.min(n - 1, Math.max(0, k))];
-    const s = this.#sketch!;
+    const s = this.#sketched();
     if (k <= 0) return s.min;
     if (k >= n - 1) return s.max;
     // DDSketch's rank is q·(n − 1) (0-based, the first bucket whose running count exceeds it). Asking for the middle
@@ -156,7 +170,7 @@ export class LatencyDistribution {
   /** Its state as JSON (its values while exact, else the sketch's buckets with its extremes and sum). */
   toJSON(): DistributionJson {
     if (this.#values) return { exactUpTo: this.#exactUpTo, values: Array.from(this.#values.subarray(0, this.#n)) };
-    const s = this.#sketch!;
+    const s = this.#sketched();
     const bins: [number, number][] = [];
     s.store.bins.forEach((c, i) => c > 0 && bins.push([i + s.store.offset, c]));
     return {
@@ -191,6 +205,20 @@ export class LatencyDistribution {
     d.#sketch = s;
     d.#sum = j.sum!;
     return d;
+  }
+
+  /** The sketch, with the pending run of equal values in it. */
+  #sketched(): DDSketch {
+    this.#flush();
+    return this.#sketch!;
+  }
+
+  /** Puts the pending run of equal values into the sketch, as one value of that weight. */
+  #flush(): void {
+    if (this.#runCount === 0) return;
+    this.#sketch!.accept(this.#runValue, this.#runCount);
+    this.#runCount = 0;
+    this.#runValue = NaN;
   }
 
   #toSketch(): void {

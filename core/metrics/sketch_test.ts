@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import { DDSketch } from "@datadog/sketches-js";
 import { LatencyDistribution, SKETCH_RELATIVE_ACCURACY } from "./sketch.ts";
 
 /** The ⌈q·n⌉-th smallest of `xs`. */
@@ -57,4 +58,42 @@ Deno.test("shards' distributions merged hold every value: the merged quantiles a
     assert.equal(merged.quantile(q), all.quantile(q));
     assert.ok(Math.abs(merged.quantile(q) / rank(values, q) - 1) <= SKETCH_RELATIVE_ACCURACY);
   }
+});
+
+Deno.test("runs of equal values go into the sketch weighted: the same buckets, count and extremes as one by one (property-based)", () => {
+  fc.assert(
+    fc.property(
+      // Runs of a repeated value (fixed lengths, zero waits) among others: 9 runs or more, past the exact count of 8.
+      fc.array(
+        fc.tuple(
+          fc.oneof(fc.constant(0), fc.constant(1024), fc.double({ min: 1e-3, max: 100, noNaN: true })),
+          fc.integer({ min: 1, max: 5 }),
+        ),
+        {
+          minLength: 9,
+          maxLength: 60,
+        },
+      ),
+      fc.integer({ min: 1, max: 50 }),
+      (runs, cut) => {
+        const values = runs.flatMap(([v, n]) => Array.from({ length: n }, () => v));
+        const d = new LatencyDistribution(8);
+        // Read part way (a read puts the pending run in), then go on adding.
+        values.forEach((v, i) => {
+          d.add(v);
+          if (i === cut) assert.equal(d.count, i + 1);
+        });
+        const one = new DDSketch({ relativeAccuracy: SKETCH_RELATIVE_ACCURACY });
+        for (const v of values) one.accept(v);
+        const j = d.toJSON();
+        const bins: [number, number][] = [];
+        one.store.bins.forEach((c, i) => c > 0 && bins.push([i + one.store.offset, c]));
+        assert.deepEqual(j.sketch, { bins, zeros: one.zeroCount });
+        assert.equal(d.count, values.length);
+        assert.equal(j.min, one.min);
+        assert.equal(j.max, one.max);
+      },
+    ),
+    { seed: 29, numRuns: 200 },
+  );
 });
