@@ -20,6 +20,7 @@ import type { BatchShape } from "../hardware/roofline.ts";
 import type { EngineLoad } from "../policy/router.ts";
 import { ADMISSION_POLICY, mixedBatching, prefillFirstBatching, SCHEDULERS, withParts } from "../policy/mod.ts";
 import type { Admission, BatchFormation, Scheduler } from "../policy/mod.ts";
+import { empty } from "./arrays.ts";
 import { Deque } from "./deque.ts";
 import { EngineCounters } from "./engine_counters.ts";
 import type { GapCounts } from "./gap_counts.ts";
@@ -255,7 +256,7 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
     // The step's admissions are done: its victims wait again, in preemption order, so that the last one
     // preempted is the first to wait (vLLM V0's extendleft).
     for (const v of victims) this.waiting.pushFront(v);
-    victims.length = 0;
+    empty(victims);
     return ran > 0 ? 1 : -1;
   }
 

@@ -37,6 +37,7 @@ import type { Scheduler } from "../policy/mod.ts";
 import type { KvLedger } from "./kv_ledger.ts";
 import { ROOM_FREED, ROOM_LOST } from "./kv_ledger.ts";
 import type { Request } from "./request.ts";
+import { dropFront, empty } from "./arrays.ts";
 
 /**
  * Steps after an engine falls back to per-request accounting (the step's
@@ -529,8 +530,7 @@ export class LazyDecode {
         if (j >= 0 && r === ending[j]) j--;
         else run[w--] = r;
       }
-      if (gone === 1) run.shift();
-      else run.splice(0, gone);
+      dropFront(run, gone);
     } else {
       let j = 0;
       let w = firstAt;
@@ -541,7 +541,7 @@ export class LazyDecode {
       }
       run.length = w;
     }
-    ending.length = 0;
+    empty(ending);
     const left = cohort - gone;
     this.cohort = left;
     if (left === 0) this.lag = 0;

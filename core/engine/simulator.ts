@@ -17,6 +17,7 @@
 import { LoadTree, makeRouter } from "../policy/mod.ts";
 import { SyntheticSource } from "../workload/source.ts";
 import type { RequestDraw, RequestSource } from "../workload/source.ts";
+import { empty } from "./arrays.ts";
 import { Deque } from "./deque.ts";
 import { landed, releaseHeld, reserveIncoming } from "./kv_handoff.ts";
 import { Engine } from "./engine.ts";
@@ -406,7 +407,7 @@ class Simulation {
     }
     if (e.handoff.length) {
       for (const r of e.handoff) this.#handOff(r);
-      e.handoff.length = 0;
+      empty(e.handoff);
     }
     if (finished.length) {
       if (e.spec.role === "decode") this.#drainPending(e);

@@ -10,6 +10,7 @@
  */
 import type { EngineState } from "./engine_state.ts";
 import type { Request } from "./request.ts";
+import { empty } from "./arrays.ts";
 import type { EngineStats } from "./types.ts";
 
 /** Counts the step about to run on `e` for `dt` µs (occupancy and utilisation). */
@@ -37,8 +38,7 @@ export function accountStep(e: EngineState, dt: number): void {
  */
 export function applyStep(e: EngineState, now: number): Request[] {
   const done = e.finished;
-  // Writing an array's length costs a runtime call (65 ns in Deno 2.9.6, even when unchanged): only when it changes.
-  if (done.length > 0) done.length = 0;
+  empty(done);
   const run = e.running;
   e.steps++;
   e.busyTime += now - e.stepStart;

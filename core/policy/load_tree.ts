@@ -69,7 +69,8 @@ export class LoadTree {
         if (winner[node] === before && before !== p) break;
       }
     }
-    if (dirty.length > 0) dirty.length = 0;
+    // Emptied by pops: `length = 0` would give it a new backing store to allocate again (core/engine/arrays.ts).
+    while (dirty.length > 0) dirty.pop();
     return this.#pool[this.#winner[1]];
   }
 

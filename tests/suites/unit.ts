@@ -11,6 +11,7 @@ import "../../core/calibrate/loso_test.ts";
 import "../../core/calibrate/registry_test.ts";
 import "../../core/config/engine_profiles_test.ts";
 import "../../core/config/validate_test.ts";
+import "../../core/engine/arrays_test.ts";
 import "../../core/engine/deque_test.ts";
 import "../../core/engine/event_queue_test.ts";
 import "../../core/engine/simulator_test.ts";
