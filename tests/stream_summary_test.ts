@@ -5,9 +5,10 @@ import { simulate } from "../core/engine/simulator.ts";
 import type { RecordedRequest } from "../core/engine/types.ts";
 import { assemble } from "../core/assembly/assemble.ts";
 import { loadConfigSources } from "../core/config/load.ts";
-import { SKETCH_RELATIVE_ACCURACY } from "../core/metrics/sketch.ts";
+import fc from "fast-check";
+import { LatencyDistribution, SKETCH_RELATIVE_ACCURACY } from "../core/metrics/sketch.ts";
 import { ALL_STATISTICS, EXT_COLUMNS, METRIC_COLUMNS, summarize } from "../core/metrics/summary.ts";
-import { RequestStream } from "../core/metrics/stream.ts";
+import { RequestStream, STREAM_COLUMNS } from "../core/metrics/stream.ts";
 import type { ColumnStats, Summary } from "../core/metrics/summary.ts";
 
 /** Two H100s at 70% of their capacity with varied lengths (so that every column has a spread). */
@@ -111,4 +112,49 @@ Deno.test("the 100M-request day of examples/fleet-100m/, its first 1M requests: 
   const exact = summarize(result);
   assert.equal(exact.overall.total_requests, 1_000_000);
   compare(summarize(result, { stream }), exact);
+});
+
+Deno.test("the from-arrival columns kept as twins of TTFT and E2E until a request waits: the same stream as kept apart (property-based)", () => {
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({
+          arrival: fc.integer({ min: 0, max: 1e9 }),
+          wait: fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 1, max: 1e6 })),
+          ttft: fc.integer({ min: 1, max: 1e7 }),
+          decode: fc.integer({ min: 0, max: 1e8 }),
+          output: fc.integer({ min: 1, max: 4096 }),
+          served: fc.oneof(fc.constant(true), fc.constant(true), fc.constant(false)),
+        }),
+        { maxLength: 80 },
+      ),
+      fc.integer({ min: 0, max: 80 }),
+      (reqs, readAt) => {
+        // Exact up to 16: both ways, the exact values and the sketch.
+        const twinned = new RequestStream(16, 16);
+        const apart = new RequestStream(16, 16, undefined, STREAM_COLUMNS.map(() => new LatencyDistribution(16, 16)));
+        reqs.forEach((q, i) => {
+          const send = q.arrival + q.wait;
+          const first = send + q.ttft;
+          const r: RecordedRequest = {
+            id: i,
+            arrival: q.arrival,
+            send,
+            firstToken: q.served ? first : -1,
+            finish: q.served ? first + q.decode : -1,
+            engine: q.served ? 0 : -1,
+            input: 100,
+            output: q.output,
+            preemptions: 0,
+          };
+          twinned.add(r);
+          apart.add(r);
+          // Reading the columns part way parts the twins; adding goes on.
+          if (i === readAt) assert.equal(twinned.columns[7].count, apart.columns[7].count);
+        });
+        assert.deepEqual(twinned.toJSON(), apart.toJSON());
+      },
+    ),
+    { seed: 29, numRuns: 300 },
+  );
 });

@@ -117,6 +117,21 @@ export class LatencyDistribution {
     this.#sorted = false;
   }
 
+  /** A distribution of the same values, its own from here. */
+  copy(): LatencyDistribution {
+    const d = new LatencyDistribution(this.#exactUpTo, 1);
+    d.#n = this.#n;
+    d.#sorted = this.#sorted;
+    d.#sum = this.#sum;
+    if (this.#values) d.#values = this.#values.slice();
+    else {
+      d.#values = undefined;
+      d.#sketch = new DDSketch({ relativeAccuracy: SKETCH_RELATIVE_ACCURACY });
+      d.#sketch.merge(this.#sketched());
+    }
+    return d;
+  }
+
   /** Adds every value of `other` (whose values it then holds too; `other` is unchanged). */
   merge(other: LatencyDistribution): void {
     if (other.#values) {

@@ -82,7 +82,22 @@ export interface StreamJson {
 /** Running figures of a run's requests. */
 export class RequestStream {
   /** Each column's distribution, by {@link STREAM_COLUMNS} order. */
-  readonly columns: readonly LatencyDistribution[];
+  get columns(): readonly LatencyDistribution[] {
+    this.#apart();
+    return this.#columns;
+  }
+
+  readonly #columns: LatencyDistribution[];
+  /**
+   * While every served request was sent as it arrived (no client limit held
+   * it), its latencies from arrival are its latencies from sending, bit for
+   * bit: the from-arrival columns would take TTFT's and E2E's values in the
+   * same order. They are not kept apart until a request waits, or until they
+   * are read ({@link columns}), when each becomes a copy of its twin: two
+   * of a request's six sketched latencies (each a logarithm and a bucket; the
+   * stream was 8% of an 8-engine run of a million requests).
+   */
+  #twinned: boolean;
   /** Requests added (served or not). */
   requests = 0;
   /** Requests served. */
@@ -116,7 +131,8 @@ export class RequestStream {
    */
   constructor(exactUpTo: number, expected: number, slo?: GoodputSlos, columns?: readonly LatencyDistribution[]) {
     this.exactUpTo = exactUpTo;
-    this.columns = columns ?? STREAM_COLUMNS.map(() => new LatencyDistribution(exactUpTo, expected));
+    this.#columns = columns ? [...columns] : STREAM_COLUMNS.map(() => new LatencyDistribution(exactUpTo, expected));
+    this.#twinned = columns === undefined;
     this.slo = slo;
   }
 
@@ -177,15 +193,26 @@ export class RequestStream {
     return this.columns.every((c) => c.exact);
   }
 
+  /** The from-arrival columns as their own distributions (copies of their twins while {@link #twinned}). */
+  #apart(): void {
+    if (!this.#twinned) return;
+    this.#twinned = false;
+    const c = this.#columns;
+    c[7] = c[1].copy();
+    c[8] = c[0].copy();
+  }
+
   /** Adds one request's figures. */
   add(r: RequestFigures): void {
-    const c = this.columns;
+    const c = this.#columns;
     this.requests++;
     if (r.send >= 0) {
       c[6].add((r.send - r.arrival) / 1e6);
       if (r.send > r.arrival) this.waited = true;
     }
     if (r.engine < 0 || r.finish < 0) return;
+    // A request sent later than it arrived parts the twins, before its own figures go in.
+    if (this.#twinned && r.send !== r.arrival) this.#apart();
     this.done++;
     const e2e = (r.finish - r.send) / 1e6;
     const ttft = (r.firstToken - r.send) / 1e6;
@@ -196,8 +223,10 @@ export class RequestStream {
     if (out > 1) c[2].add(tpot);
     const ttftA = (r.firstToken - r.arrival) / 1e6;
     const e2eA = (r.finish - r.arrival) / 1e6;
-    c[7].add(ttftA);
-    c[8].add(e2eA);
+    if (!this.#twinned) {
+      c[7].add(ttftA);
+      c[8].add(e2eA);
+    }
     const slo = this.slo;
     if (
       slo && !(ttftA > (slo.ttft ?? Infinity)) && !(tpot > (slo.tpot ?? Infinity)) && !(e2eA > (slo.e2e ?? Infinity))
