@@ -15,6 +15,8 @@
  * @module
  */
 
+import { IntMemo } from "./int_memo.ts";
+
 /** How a curve continues below its first point: at the edge's efficiency (time ∝ size), or flat (a latency floor). */
 export type Below = "scale" | "flat";
 
@@ -153,7 +155,7 @@ export class MonotoneSurface {
    * grows, so only the row interpolation is left per call (the same
    * arithmetic as interpolating afresh: the same value, bit for bit).
    */
-  readonly #byColumn = new Map<number, Float64Array>();
+  readonly #byColumn = new IntMemo<Float64Array>();
 
   /** The time at row size `r` and column size `c`; NaN when nothing was measured. */
   at(r: number, c: number): number {

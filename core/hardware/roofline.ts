@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { IntMemo } from "./int_memo.ts";
 import type { ModelSpec } from "../model/model_spec.ts";
 import { flopCoefficients } from "../model/model_spec.ts";
 import type { FlopCoefficients } from "../model/model_spec.ts";
@@ -157,9 +158,9 @@ export class RooflineCostModel {
   /** The FFN kinds present and how many layers use each (built once: stepTime is the hot path). */
   #ffnLayers: [FfnBlock, number][] = [];
   /** {@link #tokenParts} by token count. */
-  readonly #byTokens = new Map<number, Float64Array>();
+  readonly #byTokens = new IntMemo<Float64Array>();
   /** {@link #lmHead} by rows. */
-  readonly #lmHeads = new Map<number, number>();
+  readonly #lmHeads = new IntMemo<number>();
   /** The shape the FFN blocks see in {@link #tokenParts} (tokens only). */
   readonly #tokenShape: BatchShape = emptyBatch();
 

@@ -16,6 +16,7 @@ import "../../core/engine/deque_test.ts";
 import "../../core/engine/event_queue_test.ts";
 import "../../core/engine/simulator_test.ts";
 import "../../core/engine/transfer_test.ts";
+import "../../core/hardware/int_memo_test.ts";
 import "../../core/hardware/kernel_tables_test.ts";
 import "../../core/hardware/moe_test.ts";
 import "../../core/hardware/monotone_test.ts";
