@@ -4,7 +4,8 @@
  * then `--merge`. Prints each shard's wall time and peak resident memory (Linux: the kernel's high-water mark,
  * sampled twice a second), the merge's, the total and the merged summary's first lines.
  *
- * `deno task bench:day [--shards N] [--requests N]` (`--requests` runs the day's first N requests instead). It reads
+ * `deno task bench:day [--shards N] [--requests N] [--common FILE]` (`--requests` runs the day's first N requests
+ * instead; `--common` another day on the same fleet, such as `examples/fleet-100m/common-24h.yaml`). It reads
  * `/proc`, which Deno grants only with every permission: the task runs with `-A`.
  *
  * @module
@@ -13,21 +14,21 @@ import { parseArgs } from "node:util";
 
 const { values } = parseArgs({
   args: Deno.args,
-  options: { shards: { type: "string" }, requests: { type: "string" } },
+  options: { shards: { type: "string" }, requests: { type: "string" }, common: { type: "string" } },
 });
 const shards = Number(values.shards ?? navigator.hardwareConcurrency ?? 2);
 if (!Number.isInteger(shards) || shards < 1) throw new RangeError(`--shards: a whole number ≥ 1, got ${values.shards}`);
 const root = new URL("../", import.meta.url);
 const example = new URL("examples/fleet-100m/", root);
 const dir = Deno.makeTempDirSync({ prefix: "servingcast-day-" });
-let common = new URL("common.yaml", example).pathname;
+let common = values.common ?? new URL("common.yaml", example).pathname;
 if (values.requests !== undefined) {
   const n = Number(values.requests);
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`--requests: a whole number ≥ 1, got ${values.requests}`);
-  common = `${dir}/common.yaml`;
-  const day = Deno.readTextFileSync(new URL("common.yaml", example));
+  const day = Deno.readTextFileSync(common);
   const prefix = day.replace("num_requests: 100000000\n", `num_requests: ${n}\n`);
-  if (prefix === day) throw new Error(`${example.pathname}common.yaml: no "num_requests: 100000000" line to shorten`);
+  if (prefix === day) throw new Error(`${common}: no "num_requests: 100000000" line to shorten`);
+  common = `${dir}/common.yaml`;
   Deno.writeTextFileSync(common, prefix);
 }
 const files = ["--instance_config_path", new URL("instances.yaml", example).pathname, "--common_config_path", common];

@@ -114,6 +114,26 @@ Deno.test("the 100M-request day of examples/fleet-100m/, its first 1M requests: 
   compare(summarize(result, { stream }), exact);
 });
 
+Deno.test("examples/fleet-100m/common-24h.yaml is the 100M-request day spread over 24 hours: its schedule's segments an hour long at 868/3,600 of the rates, the same fleet, lengths and routing", () => {
+  const dir = new URL("../examples/fleet-100m/", import.meta.url);
+  const read = (file: string) => Deno.readTextFileSync(new URL(file, dir));
+  const load = (common: string) =>
+    assemble(
+      loadConfigSources(
+        [new YamlSource("instances.yaml", read("instances.yaml"))],
+        new YamlSource(common, read(common)),
+      ),
+    ).input;
+  const [day, literal] = [load("common.yaml"), load("common-24h.yaml")];
+  const [a, b] = [day.workload.arrival.schedule!, literal.workload.arrival.schedule!];
+  assert.equal(b.length, 24);
+  assert.equal(b.reduce((t, s) => t + s.duration, 0), 86_400);
+  b.forEach((s, i) => assert.ok(Math.abs(s.rate - (a[i].rate * 868) / 3_600) < 1e-4, `segment ${i}`));
+  assert.deepEqual({ ...literal.workload, arrival: undefined }, { ...day.workload, arrival: undefined });
+  assert.equal(literal.routing, day.routing);
+  assert.equal(literal.engines.length, 512);
+});
+
 Deno.test("the from-arrival columns kept as twins of TTFT and E2E until a request waits: the same stream as kept apart (property-based)", () => {
   fc.assert(
     fc.property(
