@@ -140,7 +140,11 @@ Deno.test("the from-arrival columns kept as twins of TTFT and E2E until a reques
       fc.array(
         fc.record({
           arrival: fc.integer({ min: 0, max: 1e9 }),
-          wait: fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 1, max: 1e6 })),
+          // Mostly none: the twins then part late, after the columns have turned to sketches (exact up to 16).
+          wait: fc.oneof({ weight: 12, arbitrary: fc.constant(0) }, {
+            weight: 1,
+            arbitrary: fc.integer({ min: 1, max: 1e6 }),
+          }),
           ttft: fc.integer({ min: 1, max: 1e7 }),
           decode: fc.integer({ min: 0, max: 1e8 }),
           output: fc.integer({ min: 1, max: 4096 }),
@@ -177,4 +181,14 @@ Deno.test("the from-arrival columns kept as twins of TTFT and E2E until a reques
     ),
     { seed: 29, numRuns: 300 },
   );
+  // Parted by a request that waited, long after the columns turned to sketches (exact up to 4).
+  const twinned = new RequestStream(4, 4);
+  const apart = new RequestStream(4, 4, undefined, STREAM_COLUMNS.map(() => new LatencyDistribution(4, 4)));
+  for (let i = 0; i < 12; i++) {
+    const send = 1_000 * i + (i === 10 ? 500 : 0);
+    const r = { id: i, arrival: 1_000 * i, send, firstToken: send + 40 + i, finish: send + 900 + 7 * i, engine: 0 };
+    for (const s of [twinned, apart]) s.add({ ...r, input: 100, output: 8, preemptions: 0 });
+  }
+  assert.deepEqual(twinned.toJSON(), apart.toJSON());
+  assert.equal(twinned.columns[7].count, 12);
 });
