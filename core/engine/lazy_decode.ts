@@ -158,7 +158,7 @@ class FinishHeap {
   /** Drops every entry. */
   clear(): void {
     this.#n = 0;
-    this.#reqs.length = 0;
+    empty(this.#reqs);
   }
 
   /** Moves the entry at slot `from` to slot `to`. */

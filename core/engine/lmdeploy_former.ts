@@ -36,6 +36,7 @@ import { SCHEDULERS } from "../policy/mod.ts";
 import type { EngineSpec } from "./types.ts";
 import type { EngineState } from "./engine_state.ts";
 import type { Request } from "./request.ts";
+import { empty } from "./arrays.ts";
 import type { StepFormer } from "./step_former.ts";
 
 /**
@@ -160,7 +161,7 @@ export class LmdeployFormer {
       e.outstanding += v.computed - kept;
       v.computed = kept;
     }
-    victims.length = 0;
+    empty(victims);
     for (const r of active) {
       // The blocks of its context + 1 token (a running sequence is never a victim: its count is as in the pass).
       const need = Math.max(0, Math.ceil((r.input + r.generated + 1) / bs) - r.blocks);
@@ -168,7 +169,7 @@ export class LmdeployFormer {
       r.blocks += need;
     }
     const ran = active.length;
-    active.length = 0;
+    empty(active);
     return ran > 0 ? 1 : 0;
   }
 }

@@ -260,10 +260,8 @@ export class PrefixCache {
         k += take;
         continue;
       }
-      const key = q.peek()!;
-      const stamp = q.at(1)!;
-      q.shift();
-      q.shift();
+      const key = q.shift()!;
+      const stamp = q.shift()!;
       if (stamp === 0) {
         // An anonymous run of `key` dead blocks comes to the front: taken from there (above).
         this.#frontDead = key;
