@@ -8,6 +8,8 @@ import { RooflineCostModel } from "./roofline.ts";
 import { decodeBatch, prefillBatch } from "./batch.ts";
 import { tensorParallel } from "./layout.ts";
 import type { StepBreakdown } from "./roofline.ts";
+import { KernelTables } from "./kernel_tables.ts";
+import type { BatchShape } from "./batch.ts";
 
 function model(id: string, device: string, tp = 1, quant = "DISABLED", graphSizes?: number[]) {
   const m = modelSpecFromHf(id, MODEL_CATALOG[id], (f) => assert.fail(f));
@@ -130,4 +132,60 @@ Deno.test("the padded CUDA-graph shape carries the step's own host share, never 
   const first = c.stepTime(decode(17, 1024));
   c.stepTime({ ...decode(17, 1024), hostShare: 0 });
   assert.equal(c.stepTime(decode(17, 1024)), first);
+});
+
+Deno.test("the cost model's memos (token-count parts, LM head, decode attention by batch size and context sum) never change a step's time: any order, any history, bit for bit", () => {
+  const tables = KernelTables.of("H100_SXM_80G", "vllm");
+  assert.ok(tables, "the vLLM tables of H100");
+  const fresh = (id: string) => {
+    const m = modelSpecFromHf(id, MODEL_CATALOG[id], (f) => assert.fail(f));
+    const d = DEVICE_CATALOG.H100_SXM_80G;
+    return new RooflineCostModel({
+      model: m,
+      device: d,
+      layout: tensorParallel(1),
+      linear: linearQuant("DISABLED", 32, d),
+      lmheadWeightBytes: 2,
+      kvBytes: 2,
+      host2deviceBandwidth: 0,
+      blockSize: 16,
+      kernelTables: tables,
+    });
+  };
+  let seed = 29;
+  const draw = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  // Decode steps at few batch sizes, so pairs recur; a shape with the same context sum and batch size but two query
+  // tokens per sequence (not remembered); mixed prefill and decode steps.
+  const shapes: BatchShape[] = [];
+  for (let i = 0; i < 400; i++) {
+    const seqs = 1 + draw(6);
+    const context = seqs * (1 + draw(300)) + draw(seqs);
+    const b = { ...decodeBatch(seqs, 0), decodeContext: context };
+    shapes.push(b);
+    if (i % 7 === 0) shapes.push({ ...b, decodeTokens: 2 * seqs, tokens: 2 * seqs });
+    if (i % 11 === 0) {
+      const p = prefillBatch(16 + draw(2000));
+      shapes.push({
+        ...p,
+        decodeSeqs: seqs,
+        decodeTokens: seqs,
+        decodeContext: context,
+        tokens: p.tokens + seqs,
+        seqs: p.seqs + seqs,
+        logitsRows: p.logitsRows + seqs,
+      });
+    }
+  }
+  for (const id of ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-32B"]) {
+    const forward = fresh(id);
+    const times = shapes.map((b) => forward.stepTime(b));
+    const backward = fresh(id);
+    for (let i = shapes.length - 1; i >= 0; i--) {
+      assert.equal(backward.stepTime(shapes[i]), times[i], `${id}: shape ${i} asked after the later ones`);
+      assert.equal(fresh(id).stepTime(shapes[i]), times[i], `${id}: shape ${i} asked first`);
+    }
+  }
 });
