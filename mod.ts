@@ -134,8 +134,10 @@ export type {
   ResolvedProfile,
   RunLimits,
   ServingConfig,
+  SessionsConfig,
   SourceLocation,
   SyntheticLoadGen,
+  ThinkTimeConfig,
   TraceLoadGen,
 } from "./core/config/mod.ts";
 export { kvBytesPerToken, MODEL_CATALOG, modelSpecFromHf, paramCounts } from "./core/model/mod.ts";
@@ -169,11 +171,14 @@ export type {
   RequestClass,
   RequestDraw,
   RequestSource,
+  SessionLink,
+  SessionSpec,
+  ThinkTime,
   TraceRecord,
 } from "./core/workload/mod.ts";
 export { simulate } from "./core/engine/mod.ts";
 export { SCHEDULER_NAMES } from "./core/policy/mod.ts";
-export type { AdmissionName, MindieLoop, NewTokenRatio, SchedulerName } from "./core/policy/mod.ts";
+export type { AdmissionName, MindieLoop, NewTokenRatio, PrefixAwareWeights, SchedulerName } from "./core/policy/mod.ts";
 export type {
   AdmissionPolicy,
   EngineRole,

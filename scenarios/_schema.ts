@@ -88,6 +88,8 @@ const FIGURE_MEANING: Record<string, string> = {
   kv_occupancy_peak: "Most KV blocks in use at once / KV blocks, on the fullest engine",
   mfu: "Model FLOPs utilization: FLOPs / peak FLOPs of all devices",
   mbu: "Memory bandwidth utilization: HBM bytes moved / peak bandwidth of all devices",
+  prefix_hit_rate: "Prompt tokens found in the prefix cache / prompt tokens of the requests that looked",
+  load_imbalance: "Requests the busiest engine served / the engines' mean (1: even)",
 };
 
 const UNIT_TEXT: Record<MetricRef["unit"], string> = {

@@ -111,7 +111,7 @@ const cases: Case[] = [
     name: "unknown routing policy",
     common: COMMON_OK.replace("max_tokens_budget: 4096", "max_tokens_budget: 4096\n  routing_policy: shortest_queue"),
     expect:
-      'DIRc.yaml:14:19: serving_config.routing_policy: expected one of least_loaded, round_robin, least_kv, random, got "shortest_queue"',
+      'DIRc.yaml:14:19: serving_config.routing_policy: expected one of least_loaded, round_robin, least_kv, random, prefix_aware, session_affinity, got "shortest_queue"',
   },
   {
     name: "a !!binary value where a key is unknown (parsed data is shared frozen; binary data stays as parsed)",

@@ -343,6 +343,7 @@ export function assemble(cfg: LoadedConfig, options: AssemblyOptions = {}): Asse
   const input: SimulationInput = {
     engines,
     routing: sc.routing_policy,
+    ...(sc.prefix_aware_weights ? { routingWeights: sc.prefix_aware_weights } : {}),
     workload: workloadOf(cfg.commonSource, lg, sc.max_concurrency, options.seed, cfg.trace, limits),
   };
   return { input, model, groups, notices, config: cfg };

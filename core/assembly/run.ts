@@ -30,6 +30,7 @@ import { TimeSeriesCollector } from "../metrics/timeseries.ts";
 import type { TimeSeries } from "../metrics/timeseries.ts";
 import type { PoolStats } from "../metrics/groups.ts";
 import { describeLength } from "../workload/lengths.ts";
+import { describeThink } from "../workload/sessions.ts";
 
 /** What a run produced. */
 export interface RunOutput {
@@ -344,10 +345,16 @@ export function describeRun(out: RunOutput): string {
   const profiles = [
     ...new Set(assembled.groups.flatMap((g) => g.serving.profile ? [g.serving.profile.resolved.record.label] : [])),
   ];
+  const s = w.sessions;
+  const workload = s
+    ? `${lengths} per turn, in sessions of ${describeLength(s.turns)} turns (think time ${
+      describeThink(s.thinkTime)
+    }) starting at ${rate.replace("req/s", "sessions/s")}`
+    : `${lengths} at ${rate}`;
   return `Simulated ${assembled.model.id} (${params}B, ${assembled.config.common.model_config.quantize_linear_action}) on ${groups}${
     profiles.length ? ` with the ${profiles.join(" and ")} profile` : ""
   }: ${plural(assembled.input.engines.length, "engine")}, ${plural(w.numRequests, "request")} of ${
-    w.label ?? `${lengths} at ${rate}`
+    w.label ?? workload
   }${cacheNote(summary)}, ${summary.simulatedSeconds.toFixed(1)} s simulated`;
 }
 

@@ -92,6 +92,10 @@ export function unshardable(input: SimulationInput, shard: Shard): string | unde
     return `max_concurrency (${w.maxConcurrency}) holds requests back across partitions: shard open-loop runs ` +
       `(max_concurrency at least num_requests)`;
   }
+  if (w.sessions) {
+    return "a session's later turns are sent when the turn before finishes, in whichever partition served it: " +
+      "shard workloads without sessions";
+  }
   return undefined;
 }
 
@@ -117,7 +121,7 @@ export function runIdentity(assembled: AssembledRun): string {
     assembled.model.id,
     engines.map((e) => e.label),
     routing,
-    [w.numRequests, w.seed, w.maxConcurrency, w.label, w.arrival, w.input, w.output, w.classes],
+    [w.numRequests, w.seed, w.maxConcurrency, w.label, w.arrival, w.input, w.output, w.classes, w.sessions],
   ]);
   // FNV-1a, 32 bits: an identity check, not a secret.
   let h = 0x811c9dc5;

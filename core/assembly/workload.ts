@@ -11,7 +11,8 @@ import type { RequestClass } from "../workload/source.ts";
 import { TraceSource } from "../workload/trace.ts";
 import type { LoadedTrace } from "../config/load.ts";
 import type { YamlSource } from "../config/source.ts";
-import type { LengthDistConfig, LoadGenConfig, RunLimits } from "../config/types.ts";
+import type { LengthDistConfig, LoadGenConfig, RunLimits, SessionsConfig } from "../config/types.ts";
+import type { SessionSpec } from "../workload/sessions.ts";
 import { DEFAULT_LIMITS } from "../config/schema.ts";
 import { showLimit } from "../config/errors.ts";
 import { scheduleTimeAt } from "../workload/arrival.ts";
@@ -183,7 +184,9 @@ export function workloadOf(
     );
   }
   const one = classes.length === 1 ? classes[0] : undefined;
+  const sessions = lg.sessions ? sessionSpec(src, lg.sessions) : undefined;
   return {
+    ...(sessions ? { sessions } : {}),
     numRequests: lg.num_requests,
     input: one?.input ?? mixture(classes, "input"),
     output: one?.output ?? mixture(classes, "output"),
@@ -196,6 +199,20 @@ export function workloadOf(
     },
     maxConcurrency,
     seed: seed ?? lg.seed,
+  };
+}
+
+/** The sessions of a synthetic workload, checked. */
+function sessionSpec(src: YamlSource, c: SessionsConfig): SessionSpec {
+  const path = ["load_gen", "sessions"];
+  const think = c.think_time;
+  if (think.dist === "uniform" && think.min > think.max) {
+    src.fail([...path, "think_time", "max"], `must be ≥ min (${think.min}), got ${think.max}`);
+  }
+  return {
+    turns: lengthDist(src, [...path, "turns"], c.turns),
+    thinkTime: think,
+    maxContext: c.max_context_tokens ?? Infinity,
   };
 }
 

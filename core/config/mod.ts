@@ -37,7 +37,9 @@ export type {
   RequestClassConfig,
   RunLimits,
   ServingConfig,
+  SessionsConfig,
   SyntheticLoadGen,
+  ThinkTimeConfig,
   TraceLoadGen,
 } from "./types.ts";
 export { DeviceFileSchema, deviceFromFile } from "./device_schema.ts";

@@ -240,6 +240,38 @@ export const RequestClassSchema = mapping({
   prefix_groups: positiveInt().default(1),
 });
 
+/** Think-time distributions of sessions (ext), seconds. */
+export const THINK_DISTS = ["fixed", "exponential", "uniform", "lognormal"] as const;
+
+/** Seconds: a think time of at most a day. */
+const seconds = () =>
+  nonNegativeNumber().max(86_400, { error: (i) => `expected at most 86400 seconds (a day), ${got(i)}` });
+
+/** A think time between a session's turns, seconds (ext). */
+export const ThinkTimeSchema = z.discriminatedUnion("dist", [
+  mapping({ dist: z.literal("fixed"), value: seconds() }),
+  mapping({ dist: z.literal("exponential"), mean: seconds() }),
+  mapping({ dist: z.literal("uniform"), min: seconds(), max: seconds() }),
+  mapping({ dist: z.literal("lognormal"), mean: seconds(), std: seconds() }),
+], {
+  error: (i) =>
+    i.code === "invalid_union" ? `expected dist one of ${THINK_DISTS.join(", ")}` : `expected a mapping, ${got(i)}`,
+});
+
+/**
+ * `load_gen.sessions` of a synthetic workload (ext): multi-turn
+ * conversations. The arrival process starts sessions; each later turn is
+ * sent `think_time` seconds after the turn before finished, its prompt the
+ * system prompt (`shared_prefix_tokens`), the whole conversation so far and
+ * a new message of `input_tokens`; `num_requests` counts turns.
+ */
+export const SessionsSchema = mapping({
+  turns: LengthDistSchema,
+  think_time: ThinkTimeSchema,
+  /** A session ends before the turn whose prompt + reply would pass this many tokens. */
+  max_context_tokens: positiveInt().optional(),
+});
+
 /** `load_gen` of the `synthetic` type (ext): arrivals and lengths from distributions. */
 export const SyntheticLoadGenSchema = mapping({
   load_gen_type: z.literal("synthetic"),
@@ -251,6 +283,7 @@ export const SyntheticLoadGenSchema = mapping({
   shared_prefix_tokens: nonNegativeInt().default(0),
   prefix_groups: positiveInt().default(1),
   classes: z.array(RequestClassSchema).min(1, { error: "expected at least one class" }).optional(),
+  sessions: SessionsSchema.optional(),
 });
 
 /** `load_gen` of the `trace` type (ext): replay a recorded trace. */
@@ -306,6 +339,12 @@ export const ServingConfigSchema = mapping({
   num_kv_blocks: positiveInt().nullable().default(null),
   /** ext */
   routing_policy: oneOf(ROUTING_POLICIES).default("least_loaded"),
+  /** ext: `prefix_aware` routing's scorer weights (llm-d's defaults). */
+  prefix_aware_weights: mapping({
+    prefix: nonNegativeNumber().default(3),
+    queue: nonNegativeNumber().default(2),
+    kv: nonNegativeNumber().default(2),
+  }).optional(),
   /** ext */
   admission_policy: oneOf(ADMISSION_POLICIES).default("greedy"),
   /** ext: vLLM 0.6's multi-step scheduling (`--num-scheduler-steps`). */

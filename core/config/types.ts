@@ -186,6 +186,25 @@ export interface SyntheticLoadGen {
   prefix_groups: number;
   /** Request classes mixed by weight, each with its own lengths and shared prefix. */
   classes?: RequestClassConfig[];
+  /** Multi-turn sessions: `num_requests` then counts turns, and `input_tokens` each turn's new message. */
+  sessions?: SessionsConfig;
+}
+
+/** A think time between a session's turns, seconds (ext). */
+export type ThinkTimeConfig =
+  | { dist: "fixed"; value: number }
+  | { dist: "exponential"; mean: number }
+  | { dist: "uniform"; min: number; max: number }
+  | { dist: "lognormal"; mean: number; std: number };
+
+/** `load_gen.sessions` (ext): multi-turn conversations. */
+export interface SessionsConfig {
+  /** Turns per session. */
+  turns: LengthDistConfig;
+  /** Seconds from a turn's last token to the next turn's send. */
+  think_time: ThinkTimeConfig;
+  /** A session ends before the turn whose prompt + reply would pass this many tokens. */
+  max_context_tokens?: number;
 }
 
 /** A request class of a synthetic workload (ext). */
@@ -253,6 +272,8 @@ export interface ServingConfig {
   num_kv_blocks: number | null;
   /** ext: routing policy. @default "least_loaded" */
   routing_policy: RoutingPolicyName;
+  /** ext: `prefix_aware` routing's scorer weights. @default llm-d's: prefix 3, queue 2, kv 2 */
+  prefix_aware_weights?: { prefix: number; queue: number; kv: number };
   /**
    * ext: KV admission. `greedy` (vLLM): admit when the next chunk's blocks are
    * free, preempt the newest request when blocks run out. `guaranteed_no_evict`

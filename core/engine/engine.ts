@@ -17,7 +17,7 @@
  */
 import { emptyBatch } from "../hardware/roofline.ts";
 import type { BatchShape } from "../hardware/roofline.ts";
-import type { EngineLoad } from "../policy/router.ts";
+import type { EngineLoad, RouteRequest } from "../policy/router.ts";
 import { ADMISSION_POLICY, mixedBatching, prefillFirstBatching, SCHEDULERS, withParts } from "../policy/mod.ts";
 import type { Admission, BatchFormation, Scheduler } from "../policy/mod.ts";
 import { empty } from "./arrays.ts";
@@ -27,6 +27,7 @@ import type { GapCounts } from "./gap_counts.ts";
 import { KvLedger, ROOM_FREED, ROOM_LOST, ROOM_PREEMPTED } from "./kv_ledger.ts";
 import { LAZY_AFTER, LazyDecode } from "./lazy_decode.ts";
 import { dropKv } from "./preemption.ts";
+import { routeKeys } from "./prefix_cache.ts";
 import type { Request } from "./request.ts";
 import { addDecodes, StepFormer } from "./step_former.ts";
 import { runsSglangLoop, SglangFormer } from "./sglang_former.ts";
@@ -216,6 +217,29 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
    */
   get freeKvBlocks(): number {
     return this.ledger.available;
+  }
+
+  /** Requests routed here and not running yet (on their way, or waiting): the queue a router's queue scorer reads. */
+  get queued(): number {
+    return this.active - this.running.length;
+  }
+
+  /** Share of the KV blocks requests hold (cached blocks nobody uses count as free, as vLLM's usage gauge has it). */
+  get kvUsage(): number {
+    const total = this.ledger.pool.capacity;
+    return total > 0 ? this.ledger.used / total : 0;
+  }
+
+  /**
+   * Share of `r`'s full prompt blocks this engine's prefix cache holds now
+   * (a router's prefix scorer; 0 without a cache or without content ids).
+   */
+  prefixHit(r: RouteRequest): number {
+    const cache = this.ledger.cache;
+    const bs = this.spec.blockSize;
+    const blocks = Math.floor(r.input / bs);
+    if (!cache || !r.prefix || blocks === 0) return 0;
+    return cache.lookup(routeKeys(r, bs), blocks) / blocks;
   }
 
   /** True when there is anything to run. */

@@ -90,6 +90,31 @@ export function blockKeys(
   return keys;
 }
 
+/** The content a router asked keys for last ({@link routeKeys}). */
+let routedPrefix: PrefixIds | undefined;
+let routedInput = -1;
+let routedBlockSize = -1;
+let routedKeys: readonly number[] = [];
+
+/**
+ * The keys of a prompt's full blocks that another request may have cached
+ * (its own content unkeyed), for a router's prefix scorer. The last answer
+ * is remembered: a router asks every candidate engine in turn about one
+ * request, and engines of one block size share its keys.
+ */
+export function routeKeys(
+  r: { readonly prefix?: PrefixIds; readonly input: number },
+  blockSize: number,
+): readonly number[] {
+  if (r.prefix !== routedPrefix || r.input !== routedInput || blockSize !== routedBlockSize) {
+    routedKeys = blockKeys(r.prefix, blockSize, r.input, 0, false);
+    routedPrefix = r.prefix;
+    routedInput = r.input;
+    routedBlockSize = blockSize;
+  }
+  return routedKeys;
+}
+
 /** Shared all-UNKEYED key arrays by block count ({@link blockKeys}); frozen, as every caller only reads them. */
 const UNKEYED_BLOCKS = new Map<number, readonly number[]>();
 

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { PrefixIds } from "../workload/source.ts";
+import type { PrefixIds, SessionLink } from "../workload/source.ts";
 
 /**
  * One request in flight. Times are µs; -1 = not yet.
@@ -80,13 +80,15 @@ export class Request {
   lazyEntry = 0;
   /** Prefix content ids, for prefix caching. */
   prefix: PrefixIds | undefined = undefined;
+  /** The conversation it is a turn of (session workloads). */
+  session: SessionLink | undefined = undefined;
 
-  constructor(id: number, input: number, output: number, arrival: number, prefix?: PrefixIds) {
-    this.reuse(id, input, output, arrival, prefix);
+  constructor(id: number, input: number, output: number, arrival: number, prefix?: PrefixIds, session?: SessionLink) {
+    this.reuse(id, input, output, arrival, prefix, session);
   }
 
   /** Makes this object request `id`, as new (every field as the constructor leaves it). */
-  reuse(id: number, input: number, output: number, arrival: number, prefix?: PrefixIds): this {
+  reuse(id: number, input: number, output: number, arrival: number, prefix?: PrefixIds, session?: SessionLink): this {
     this.id = id;
     this.input = input;
     this.output = output;
@@ -115,6 +117,7 @@ export class Request {
     this.phased = false;
     this.lazyEntry = 0;
     this.prefix = prefix;
+    this.session = session;
     return this;
   }
 

@@ -16,9 +16,11 @@
  */
 import { LoadTree, makeRouter } from "../policy/mod.ts";
 import { SyntheticSource } from "../workload/source.ts";
+import { SessionSource } from "../workload/sessions.ts";
 import type { RequestDraw, RequestSource } from "../workload/source.ts";
 import { empty } from "./arrays.ts";
 import { Deque } from "./deque.ts";
+import { DrawHeap } from "./draw_heap.ts";
 import { landed, releaseHeld, reserveIncoming } from "./kv_handoff.ts";
 import { Engine } from "./engine.ts";
 import { EventQueue } from "./event_queue.ts";
@@ -51,13 +53,12 @@ function whyNot(e: Engine, input: number, output: number): string | undefined {
 
 /** A workload's request stream: its own source (a trace), or its synthetic arrivals, lengths and classes. */
 export function workloadSource(w: WorkloadSpec): RequestSource {
-  return w.source?.() ?? new SyntheticSource(
-    w.numRequests,
-    w.arrival,
-    w.classes ??
-      [{ name: "default", weight: 1, input: w.input, output: w.output, sharedPrefixTokens: 0, prefixGroups: 1 }],
-    w.seed,
-  );
+  if (w.source) return w.source();
+  const classes = w.classes ??
+    [{ name: "default", weight: 1, input: w.input, output: w.output, sharedPrefixTokens: 0, prefixGroups: 1 }];
+  return w.sessions
+    ? new SessionSource(w.numRequests, w.arrival, classes, w.sessions, w.seed)
+    : new SyntheticSource(w.numRequests, w.arrival, classes, w.seed);
 }
 
 /**
@@ -87,7 +88,7 @@ export function runsAhead(input: SimulationInput, options: SimulationOptions = {
   const w = input.workload;
   return !options.lockstep && !options.onStep && !options.onTransfer &&
     makeRouter(input.routing, w.seed).blind === true && input.engines.every((e) => e.role !== "decode") &&
-    w.maxConcurrency >= w.numRequests;
+    w.maxConcurrency >= w.numRequests && w.sessions === undefined;
 }
 
 /**
@@ -160,7 +161,11 @@ class Simulation {
   readonly #treeOf: (LoadTree | undefined)[] = [];
   readonly #place: Int32Array;
   readonly #transfers: TransferManager;
-  readonly #source: { next(): RequestDraw; readonly count: number };
+  readonly #source: RequestSource;
+  /** Sessions' later turns, drawn when the turn before finished, each with its ARRIVAL event queued. */
+  readonly #followUps = new DrawHeap();
+  /** Requests drawn from the source so far (all of them but sessions' later turns). */
+  #drawn = 0;
   readonly #queue = new EventQueue();
   readonly #table: RequestTable;
   /** The table keeps every `#stride`-th request. */
@@ -221,14 +226,14 @@ class Simulation {
     this.#options = options;
     const finished: Request[] = [];
     this.#engines = input.engines.map((spec, i) => new Engine(i, spec, options.lazyDecodeAfter, this.#itl, finished));
-    this.#router = makeRouter(input.routing, w.seed);
+    this.#router = makeRouter(input.routing, w.seed, input.routingWeights);
     this.#front = this.#engines.filter((e) => e.spec.role !== "decode");
     this.#decoders = this.#engines.filter((e) => e.spec.role === "decode");
     for (const pool of [this.#front, this.#decoders]) {
       const seen = new Set<string>();
       this.#specsOf.set(pool, pool.filter((e) => !seen.has(kindOf(e)) && (seen.add(kindOf(e)), true)));
     }
-    this.#decodeRouter = makeRouter(input.routing, w.seed + 1);
+    this.#decodeRouter = makeRouter(input.routing, w.seed + 1, input.routingWeights);
     this.#place = new Int32Array(this.#engines.length);
     for (const [pool, router] of [[this.#front, this.#router], [this.#decoders, this.#decodeRouter]] as const) {
       if (!router.key || pool.length <= SCAN_UP_TO || options.routeByScan) continue;
@@ -262,6 +267,7 @@ class Simulation {
     const queue = this.#queue;
     if (w.numRequests > 0) {
       this.#next = this.#source.next();
+      this.#drawn++;
       queue.push(this.#next.arrival, "ARRIVAL");
     }
     while (queue.pop()) {
@@ -300,16 +306,20 @@ class Simulation {
     };
   }
 
-  /** A request arrives at the client: it joins the backlog, and the next arrival is scheduled. */
+  /**
+   * A request arrives at the client: it joins the backlog, and the next arrival is scheduled. It is the source's next
+   * request or a session's later turn, whichever is due (the source's first at the same instant).
+   */
   #arrival(): void {
-    const w = this.#w;
     const now = this.#now;
-    const d = this.#next!;
+    const followUps = this.#followUps;
+    const fromSource = this.#next !== undefined && !(followUps.nextArrival < this.#next.arrival);
+    const d = fromSource ? this.#next! : followUps.pop();
     this.#options.onArrival?.(d);
     const spare = this.#spare.pop();
     const r = spare
-      ? spare.reuse(this.#arrived, d.input, d.output, now, d.prefix)
-      : new Request(this.#arrived, d.input, d.output, now, d.prefix);
+      ? spare.reuse(this.#arrived, d.input, d.output, now, d.prefix, d.session)
+      : new Request(this.#arrived, d.input, d.output, now, d.prefix, d.session);
     if (this.#arrived % this.#stride === 0) {
       const table = this.#table;
       const row = this.#arrived / this.#stride;
@@ -319,15 +329,26 @@ class Simulation {
     }
     this.#arrived++;
     this.#backlog.push(r);
-    if (this.#arrived < w.numRequests) {
-      const next = this.#source.next();
-      if (next.arrival < now) {
-        throw new RangeError(`request ${this.#arrived} arrives before request ${this.#arrived - 1}`);
+    if (fromSource) {
+      this.#next = undefined;
+      const source = this.#source;
+      if (source.hasNext ? source.hasNext() : this.#drawn < source.count) {
+        const next = source.next();
+        this.#drawn++;
+        if (next.arrival < now) {
+          throw new RangeError(`request ${this.#drawn - 1} arrives before request ${this.#drawn - 2}`);
+        }
+        this.#next = next;
+        this.#queue.push(next.arrival, "ARRIVAL");
       }
-      this.#next = next;
-      this.#queue.push(next.arrival, "ARRIVAL");
     }
     this.#pump();
+  }
+
+  /** The earliest arrival still to come, µs (Infinity: none). */
+  #nextArrival(): number {
+    const a = this.#followUps.nextArrival;
+    return this.#next !== undefined && this.#next.arrival < a ? this.#next.arrival : a;
   }
 
   /** A sent request reaches its engine's queue after the per-request latency. */
@@ -440,7 +461,7 @@ class Simulation {
     const now = this.#now;
     if (this.#queue.nextTime > now) return true;
     return this.#apart && this.#backlog.size === 0 && this.#inTransit[e.index] === 0 &&
-      !(this.#arrived < this.#w.numRequests && this.#next!.arrival <= now);
+      this.#nextArrival() > now;
   }
 
   /** Running ahead: `e`'s local event is at `time`, of `kind`. */
@@ -519,6 +540,14 @@ class Simulation {
     }
     this.#options.onRecord?.(r);
     this.#done++;
+    // A session's next turn is sent a think time after this one's last token (or at once when it could not be served).
+    if (r.session) {
+      const d = this.#source.followUp!(r.session, this.#now);
+      if (d !== undefined) {
+        this.#followUps.push(d);
+        this.#queue.push(d.arrival, "ARRIVAL");
+      }
+    }
     // Its object serves a later request once nothing holds it: not a request of an engine that keeps finished ones
     // (MindIE's loop lingers them in its batch; SGLang's and TurboMind's keep lists of their own), nor under PD.
     const e = r.engine < 0 ? undefined : this.#engines[r.engine];
@@ -566,11 +595,12 @@ class Simulation {
    * engine chosen is marked with the run's count of choices (`Engine.routed`) and touched: the request it is about to
    * take changes its load.
    */
-  #choose(router: ReturnType<typeof makeRouter>, candidates: Engine[]): Engine {
+  #choose(router: ReturnType<typeof makeRouter>, candidates: Engine[], r: Request): Engine {
     const tree = this.#trees.get(candidates);
-    const e = this.#engines[(tree ? tree.best() : router.choose(candidates)).index];
+    const e = this.#engines[(tree ? tree.best() : router.choose(candidates, r)).index];
     e.routed = ++this.#routings;
     this.#touch(e.index);
+    if (r.session) r.session.engine = e.index;
     return e;
   }
 
@@ -591,7 +621,7 @@ class Simulation {
         continue;
       }
       this.#inflight++;
-      const e = this.#choose(this.#router, candidates);
+      const e = this.#choose(this.#router, candidates, r);
       if (this.#ahead) this.#catchUp(e, now);
       const delay = e.spec.requestDelay ?? 0;
       if (delay > 0) {
@@ -623,7 +653,7 @@ class Simulation {
   /** Places a prompt-done request on a decode engine; it waits there if the engine has no room. */
   #handOff(r: Request): void {
     const pool = this.#eligible(this.#decoders, r.input, r.output) as Engine[];
-    const d = this.#choose(this.#decodeRouter, pool);
+    const d = this.#choose(this.#decodeRouter, pool, r);
     if (d.pendingKv.size === 0 && reserveIncoming(d, r)) this.#startTransfer(r, d);
     else {
       d.kvWaits++;

@@ -113,6 +113,12 @@ export interface WorkloadSpec {
   readonly source?: () => RequestSource;
   /** How to describe the workload, when arrival and lengths do not say it (traces). */
   readonly label?: string;
+  /**
+   * Multi-turn sessions: the arrival process starts sessions, and each
+   * later turn is sent a think time after the previous one finished
+   * (core/workload/sessions.ts). `numRequests` counts turns.
+   */
+  readonly sessions?: SessionSpec;
   /** Requests in the run. */
   readonly numRequests: number;
   /** Prompt tokens per request. */
@@ -131,7 +137,8 @@ export interface WorkloadSpec {
 export type AdmissionPolicy = AdmissionName;
 
 /** Routing policy names. */
-import type { RoutingPolicyName } from "../policy/mod.ts";
+import type { PrefixAwareWeights, RoutingPolicyName } from "../policy/mod.ts";
+import type { SessionSpec } from "../workload/sessions.ts";
 export type { RoutingPolicyName } from "../policy/mod.ts";
 
 /** Called once per engine step when profiling. */
@@ -177,6 +184,8 @@ export interface SimulationInput {
   readonly workload: WorkloadSpec;
   /** How requests are placed on engines. */
   readonly routing: RoutingPolicyName;
+  /** `prefix_aware` routing's scorer weights (default: llm-d's, prefix 3, queue 2, KV 2). */
+  readonly routingWeights?: PrefixAwareWeights;
 }
 
 /** A finished KV transfer (profiling). */

@@ -125,6 +125,11 @@ export interface Summary {
   readonly unservable: ReadonlyArray<{ reason: string; count: number }>;
   /** Σ preemptions over requests. */
   readonly preemptions: number;
+  /**
+   * Requests the busiest engine served / the engines' mean (1: even; NaN
+   * when none served): how evenly routing spread the work.
+   */
+  readonly loadImbalance: number;
   /** Simulated time of the last event, seconds. */
   readonly simulatedSeconds: number;
   /** Prefix-cache hits, when prefix caching looked anything up. */
@@ -297,6 +302,16 @@ export function poolHeadroom(engines: readonly EngineStats[], window: number): H
   };
 }
 
+/** Requests the busiest engine served / the mean over the engines (NaN when none served). */
+function imbalance(engines: SimulationResult["engines"]): number {
+  let max = 0, sum = 0;
+  for (const e of engines) {
+    sum += e.served;
+    if (e.served > max) max = e.served;
+  }
+  return sum > 0 ? max / (sum / engines.length) : NaN;
+}
+
 function cacheStats(result: SimulationResult): { prefixCache?: PrefixCacheStats } {
   const e = result.engines;
   const promptBlocks = e.reduce((s, x) => s + x.cachePromptBlocks, 0);
@@ -404,6 +419,7 @@ export function summarize(result: SimulationResult, options: SummaryOptions = {}
     },
     unservable: [...result.unservable].map(([reason, count]) => ({ reason, count })),
     preemptions,
+    loadImbalance: imbalance(result.engines),
     simulatedSeconds: result.endTime / 1e6,
     ...cacheStats(result),
     ...(sink ? { cdf: sink } : {}),

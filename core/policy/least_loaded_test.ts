@@ -1,15 +1,10 @@
 import assert from "node:assert/strict";
 import { LeastLoadedRouter } from "./least_loaded.ts";
+import { load as engine } from "./_fixtures.ts";
 import type { EngineLoad } from "./router.ts";
 
-const load = (index: number, active: number, routed: number, weight = 1e-4): EngineLoad => ({
-  index,
-  outstanding: 0,
-  active,
-  routed,
-  freeKvBlocks: 0,
-  weight,
-});
+const load = (index: number, active: number, routed: number, weight = 1e-4): EngineLoad =>
+  engine(index, { active, routed, weight });
 
 Deno.test("least_loaded: the fewest requests in flight win, however recently chosen", () => {
   const r = new LeastLoadedRouter();

@@ -3,16 +3,8 @@ import fc from "fast-check";
 import { LoadTree } from "./load_tree.ts";
 import { argMin } from "./router.ts";
 import type { EngineLoad } from "./router.ts";
-
-/** A mutable engine load. */
-interface Load {
-  index: number;
-  outstanding: number;
-  active: number;
-  routed: number;
-  freeKvBlocks: number;
-  weight: number;
-}
+import { load } from "./_fixtures.ts";
+import type { Load } from "./_fixtures.ts";
 
 Deno.test("a load tree picks what a scan picks, ties to the earliest engine, as loads change (property-based)", () => {
   fc.assert(
@@ -21,20 +13,13 @@ Deno.test("a load tree picks what a scan picks, ties to the earliest engine, as 
       // Changes: (engine, new load) pairs between choices; small loads so that ties are common.
       fc.array(fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 5 })), { maxLength: 6 }), { maxLength: 30 }),
       (n, rounds) => {
-        const pool: Load[] = Array.from({ length: n }, (_, i) => ({
-          index: i,
-          outstanding: i % 3,
-          active: 0,
-          routed: 0,
-          freeKvBlocks: 0,
-          weight: 1,
-        }));
+        const pool: Load[] = Array.from({ length: n }, (_, i) => load(i, { outstanding: i % 3 }));
         const key = (e: EngineLoad) => e.outstanding;
         const tree = new LoadTree(pool, key);
         assert.equal(tree.best(), argMin(pool, key));
         for (const changes of rounds) {
-          for (const [at, load] of changes) {
-            pool[at % n].outstanding = load;
+          for (const [at, value] of changes) {
+            pool[at % n].outstanding = value;
             tree.touch(at % n);
           }
           assert.equal(tree.best(), argMin(pool, key));

@@ -7,6 +7,9 @@ import { LeastKvRouter } from "./least_kv.ts";
 import { LeastLoadedRouter } from "./least_loaded.ts";
 import { RandomRouter } from "./random.ts";
 import { RoundRobinRouter } from "./round_robin.ts";
+import { LLM_D_WEIGHTS, PrefixAwareRouter } from "./prefix_aware.ts";
+import type { PrefixAwareWeights } from "./prefix_aware.ts";
+import { SessionAffinityRouter } from "./session_affinity.ts";
 import type { Router } from "./router.ts";
 import type { Admission } from "./admission.ts";
 import { greedyAdmission } from "./greedy_admission.ts";
@@ -27,11 +30,20 @@ export { prefillFirstBatching } from "./prefill_first_batching.ts";
 export { SCHEDULER_NAMES, watermarkBlocks, withParts } from "./scheduler.ts";
 export type { MindieLoop, NewTokenRatio, PreemptionMode, Scheduler, SchedulerName, VictimRule } from "./scheduler.ts";
 export { SCHEDULERS } from "./schedulers.ts";
-export type { EngineLoad, Router } from "./router.ts";
-export { LeastKvRouter, LeastLoadedRouter, RandomRouter, RoundRobinRouter };
+export type { EngineLoad, Router, RouteRequest } from "./router.ts";
+export { LeastKvRouter, LeastLoadedRouter, PrefixAwareRouter, RandomRouter, RoundRobinRouter, SessionAffinityRouter };
+export { LLM_D_WEIGHTS };
+export type { PrefixAwareWeights };
 
 /** The routing policies by name: the one list the config schema, the engine's input and the routers share. */
-export const ROUTING_POLICIES = ["least_loaded", "round_robin", "least_kv", "random"] as const;
+export const ROUTING_POLICIES = [
+  "least_loaded",
+  "round_robin",
+  "least_kv",
+  "random",
+  "prefix_aware",
+  "session_affinity",
+] as const;
 
 /** A routing policy's name. */
 export type RoutingPolicyName = (typeof ROUTING_POLICIES)[number];
@@ -40,9 +52,10 @@ export type RoutingPolicyName = (typeof ROUTING_POLICIES)[number];
  * Builds the router named in `serving_config.routing_policy`.
  *
  * @param name the policy
- * @param seed the run's seed (for `random`)
+ * @param seed the run's seed (for `random`, and `prefix_aware`'s ties)
+ * @param weights `prefix_aware`'s scorer weights (default: llm-d's)
  */
-export function makeRouter(name: RoutingPolicyName, seed: number): Router {
+export function makeRouter(name: RoutingPolicyName, seed: number, weights?: PrefixAwareWeights): Router {
   switch (name) {
     case "least_loaded":
       return new LeastLoadedRouter();
@@ -52,6 +65,10 @@ export function makeRouter(name: RoutingPolicyName, seed: number): Router {
       return new LeastKvRouter();
     case "random":
       return new RandomRouter(new Rng(seed, "routing"));
+    case "prefix_aware":
+      return new PrefixAwareRouter(new Rng(seed, "routing"), weights ?? LLM_D_WEIGHTS);
+    case "session_affinity":
+      return new SessionAffinityRouter();
   }
 }
 

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { RoundRobinRouter } from "./round_robin.ts";
+import { load } from "./_fixtures.ts";
 import type { EngineLoad } from "./router.ts";
 
-const engines = (indices: number[]): EngineLoad[] =>
-  indices.map((index) => ({ index, outstanding: 0, active: 0, routed: 0, freeKvBlocks: 0, weight: 1 }));
+const engines = (indices: number[]): EngineLoad[] => indices.map((index) => load(index));
 
 Deno.test("round robin cycles through the candidates in index order, from the engine after the last pick", () => {
   const r = new RoundRobinRouter();

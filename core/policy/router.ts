@@ -3,6 +3,17 @@
  *
  * @module
  */
+import type { PrefixIds } from "../workload/source.ts";
+
+/** What a router may read of the request it places. */
+export interface RouteRequest {
+  /** Prompt tokens. */
+  readonly input: number;
+  /** Its prompt's content ids, when known (shared prefixes, sessions). */
+  readonly prefix?: PrefixIds;
+  /** Its conversation, in a session workload: the engine its last turn went to (−1: none yet). */
+  readonly session?: { readonly engine: number };
+}
 
 /** What a router may read of an engine. */
 export interface EngineLoad {
@@ -18,6 +29,12 @@ export interface EngineLoad {
   readonly freeKvBlocks: number;
   /** Seconds per token of the engine (work is weighed by it across unlike engines). */
   readonly weight: number;
+  /** Requests routed to it that are not running yet (on their way, or in its waiting queue). */
+  readonly queued: number;
+  /** Share of its KV blocks that requests hold (cached blocks nobody uses count as free, as vLLM's gauge has it). */
+  readonly kvUsage: number;
+  /** Share of `r`'s full prompt blocks its prefix cache holds now (0 without a cache). */
+  prefixHit(r: RouteRequest): number;
 }
 
 /**
@@ -28,7 +45,8 @@ export interface EngineLoad {
  * sequence of calls on the same state returns the same choices (seeded).
  */
 export interface Router {
-  choose(candidates: readonly EngineLoad[]): EngineLoad;
+  /** The engine for `request` (routers that read nothing of the request ignore it). */
+  choose(candidates: readonly EngineLoad[], request?: RouteRequest): EngineLoad;
   /**
    * When the router takes the candidate of least key ({@link argMin}), the
    * key: a caller may then keep a {@link LoadTree} of a pool instead of

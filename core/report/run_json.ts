@@ -252,6 +252,9 @@ export function simulationSection(out: RunOutput): Record<string, unknown> {
     simulated_seconds: summary.simulatedSeconds,
     preemptions: summary.preemptions,
     unservable_requests: summary.unservable,
+    // Scenario metric names (null: no prefix cache looked anything up; no engine served a request).
+    prefix_hit_rate: summary.prefixCache ? summary.prefixCache.hitTokens / summary.prefixCache.promptTokens : null,
+    load_imbalance: Number.isFinite(summary.loadImbalance) ? summary.loadImbalance : null,
     ...(summary.prefixCache
       ? {
         prefix_cache: {

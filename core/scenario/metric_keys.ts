@@ -27,7 +27,9 @@
  * figures: `offered_rate`, `achieved_rate`, `keeps_up` (1 or 0),
  * `queue_growth`, `goodput`, `slo_attainment`, `batch_occupancy`,
  * `kv_occupancy`, `kv_occupancy_peak`, `mfu`, `mbu`, `preemptions`,
- * `unservable_requests`, `simulated_seconds`.
+ * `unservable_requests`, `simulated_seconds`, `prefix_hit_rate` (prompt
+ * tokens found in the prefix cache / prompt tokens of requests that looked),
+ * `load_imbalance` (requests the busiest engine served / the mean).
  *
  * @module
  */
@@ -149,6 +151,12 @@ const EXTRA: Record<string, { read: (s: Summary) => number; unit: MetricUnit; be
   kv_occupancy_peak: { read: (s) => s.headroom.kvOccupancyPeak, unit: "fraction", better: "none" },
   mfu: { read: (s) => s.headroom.mfu, unit: "fraction", better: "none" },
   mbu: { read: (s) => s.headroom.mbu, unit: "fraction", better: "none" },
+  prefix_hit_rate: {
+    read: (s) => (s.prefixCache ? s.prefixCache.hitTokens / s.prefixCache.promptTokens : NaN),
+    unit: "fraction",
+    better: "higher",
+  },
+  load_imbalance: { read: (s) => s.loadImbalance, unit: "fraction", better: "lower" },
 };
 
 /** The run-level ext figure names. */

@@ -1,6 +1,6 @@
 /**
- * Workload generation: seeded random streams, arrival processes and
- * token-length distributions.
+ * Workload generation: seeded random streams, arrival processes,
+ * token-length distributions and multi-turn sessions.
  *
  * @module
  */
@@ -11,6 +11,8 @@ export type { ArrivalSpec, RateSegment } from "./arrival.ts";
 export { describeLength, drawLength, maxLength, meanLength } from "./lengths.ts";
 export type { LengthBin, LengthDist } from "./lengths.ts";
 export { SYNTHETIC_PREFIX_BLOCK, SyntheticSource } from "./source.ts";
-export type { PrefixIds, RequestClass, RequestDraw, RequestSource } from "./source.ts";
+export type { PrefixIds, RequestClass, RequestDraw, RequestSource, SessionLink } from "./source.ts";
+export { describeThink, meanThink, Session, SessionSource } from "./sessions.ts";
+export type { SessionSpec, ThinkTime } from "./sessions.ts";
 export { formatTraceLine, isTraceError, parseCsvLine, parseJsonLine, splitCsv, TraceSource } from "./trace.ts";
 export type { TraceFieldError, TraceRecord, TraceTiming } from "./trace.ts";

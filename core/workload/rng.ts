@@ -11,7 +11,7 @@ import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import type { JumpableRandomGenerator } from "pure-rand/types/JumpableRandomGenerator";
 
 /** The subsystems that draw random numbers, each with its own stream. */
-export const RNG_STREAMS = { arrivals: 0, routing: 1, lengths: 2 } as const;
+export const RNG_STREAMS = { arrivals: 0, routing: 1, lengths: 2, sessions: 3 } as const;
 
 /** A subsystem's stream name. */
 export type RngStream = keyof typeof RNG_STREAMS;

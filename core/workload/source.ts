@@ -30,14 +30,36 @@ export interface RequestDraw {
   readonly output: number;
   /** Prefix content ids, when known. */
   readonly prefix?: PrefixIds;
+  /** The conversation it is a turn of, in a session workload. */
+  readonly session?: SessionLink;
+}
+
+/**
+ * A conversation a request is a turn of, as the simulator and the routers
+ * see it (core/workload/sessions.ts's `Session`; only its source reads the
+ * rest).
+ */
+export interface SessionLink {
+  /** The engine its last turn was routed to (−1: none yet), for session affinity. */
+  engine: number;
 }
 
 /** A pull-based stream of requests, in arrival order. */
 export interface RequestSource {
   /** Requests it will yield. */
   readonly count: number;
-  /** The next request. Precondition: fewer than `count` were drawn. */
+  /** The next request. Precondition: fewer than `count` were drawn (or {@link hasNext}, when given). */
   next(): RequestDraw;
+  /**
+   * Whether `next` has another request, when not every one of `count` comes
+   * from it (sessions: their later turns come from {@link followUp}).
+   */
+  hasNext?(): boolean;
+  /**
+   * The turn after one of session `s` (one this source drew) that finished
+   * at `finish` (µs), or undefined after its last.
+   */
+  followUp?(s: SessionLink, finish: number): RequestDraw | undefined;
 }
 
 /** A request class of a synthetic workload. */
@@ -58,6 +80,15 @@ export interface RequestClass {
 
 /** Tokens each prefix id of a synthetic shared prefix stands for (also what `--dump_requests` writes). */
 export const SYNTHETIC_PREFIX_BLOCK = 16;
+
+/**
+ * The first shared-prefix id of request class `classIndex`'s prefix group
+ * `group`: ids are unique per (class, group, position), the class index and
+ * the group in the high digits, a million ids per group (16M tokens).
+ */
+export function classPrefixBase(classIndex: number, group: number): number {
+  return ((classIndex + 1) * 1_000_000 + group) * 1_000_000;
+}
 
 /**
  * Synthetic requests: arrivals from `arrival`, a class by weight, lengths
@@ -102,8 +133,7 @@ export class SyntheticSource implements RequestSource {
     if (c.sharedPrefixTokens <= 0) return { arrival, input, output };
     const group = c.prefixGroups > 1 ? Math.floor(this.#rng.uniform() * c.prefixGroups) : 0;
     const blocks = Math.floor(Math.min(input, c.sharedPrefixTokens) / SYNTHETIC_PREFIX_BLOCK);
-    // Ids unique per (class, group, position): class index and group in the high digits.
-    const base = ((this.#classes.indexOf(c) + 1) * 1_000_000 + group) * 1_000_000;
+    const base = classPrefixBase(this.#classes.indexOf(c), group);
     return { arrival, input, output, prefix: this.#prefix(base, blocks) };
   }
 

@@ -21,3 +21,4 @@ import "../profiling_test.ts";
 import "../step_monotone_test.ts";
 import "../upstream_compat_test.ts";
 import "../workload_test.ts";
+import "../sessions_test.ts";

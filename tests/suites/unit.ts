@@ -17,6 +17,8 @@ import "../../core/engine/event_queue_test.ts";
 import "../../core/engine/simulator_test.ts";
 import "../../core/engine/transfer_test.ts";
 import "../../core/hardware/int_memo_test.ts";
+import "../../core/engine/draw_heap_test.ts";
+import "../../core/policy/prefix_aware_test.ts";
 import "../../core/hardware/kernel_tables_test.ts";
 import "../../core/hardware/moe_test.ts";
 import "../../core/hardware/monotone_test.ts";

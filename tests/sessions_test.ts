@@ -1,0 +1,219 @@
+/**
+ * Multi-turn sessions (core/workload/sessions.ts) and the routers that read
+ * them: a session's turns arrive in order, each a think time after the turn
+ * before finished (or was refused), every prompt carries the conversation
+ * so far, and the run has exactly `num_requests` turns.
+ */
+import assert from "node:assert/strict";
+import * as fc from "fast-check";
+import { simulate } from "../core/engine/simulator.ts";
+import { engineSpec, linearCost } from "../core/engine/_fixtures.ts";
+import type { SimulationInput } from "../core/engine/types.ts";
+import { ROUTING_POLICIES } from "../core/policy/mod.ts";
+import { Session, SessionSource } from "../core/workload/sessions.ts";
+import type { SessionSpec } from "../core/workload/sessions.ts";
+import type { RequestClass } from "../core/workload/source.ts";
+import { SYNTHETIC_PREFIX_BLOCK } from "../core/workload/source.ts";
+import { runFiles } from "../core/assembly/run.ts";
+import { memoryFs } from "./_helpers.ts";
+
+const chat = (system: number, groups = 1): RequestClass => ({
+  name: "chat",
+  weight: 1,
+  input: { dist: "uniform", min: 1, max: 300 },
+  output: { dist: "uniform", min: 1, max: 200 },
+  sharedPrefixTokens: system,
+  prefixGroups: groups,
+});
+
+const spec = (o: Partial<SessionSpec> = {}): SessionSpec => ({
+  turns: { dist: "uniform", min: 1, max: 8 },
+  thinkTime: { dist: "exponential", mean: 2 },
+  maxContext: Infinity,
+  ...o,
+});
+
+Deno.test("a session's prompts carry the system prompt and the whole conversation; the turns add up to num_requests", () => {
+  const source = new SessionSource(1000, { rate: 5, process: "poisson", cv: 1 }, [chat(700, 3)], spec(), 3);
+  let turns = 0;
+  while (source.hasNext()) {
+    const d = source.next();
+    const s = d.session as Session;
+    assert.ok(s instanceof Session);
+    turns += s.turns;
+    assert.equal(d.input, s.inputs[0]);
+    assert.ok(s.inputs[0] >= 700 + 1 && s.inputs[0] <= 700 + 300, "system prompt + first message");
+    for (let k = 1; k < s.turns; k++) {
+      // The previous prompt, its reply, and a new message of 1 to 300 tokens.
+      const message = s.inputs[k] - s.inputs[k - 1] - s.outputs[k - 1];
+      assert.ok(message >= 1 && message <= 300, `session ${s.id} turn ${k}: message of ${message}`);
+    }
+    // One content-id list covers the longest prompt; the system prompt's whole blocks are its group's (shared).
+    const last = s.inputs[s.turns - 1];
+    assert.ok(s.prefix.ids.length * SYNTHETIC_PREFIX_BLOCK >= last);
+    assert.ok(s.prefix.ids.length * SYNTHETIC_PREFIX_BLOCK < last + SYNTHETIC_PREFIX_BLOCK);
+    assert.ok(s.prefix.ids[42] < 2 ** 51 && s.prefix.ids[43] >= 2 ** 51, "43 whole blocks of system prompt, then own");
+  }
+  assert.equal(turns, 1000, "the last session is cut to the run's count");
+});
+
+Deno.test("a session ends before the turn that would pass max_context_tokens (its first turn always runs)", () => {
+  const source = new SessionSource(
+    500,
+    { rate: 5, process: "poisson", cv: 1 },
+    [chat(0)],
+    spec({ turns: { dist: "fixed", value: 50 }, maxContext: 2000 }),
+    1,
+  );
+  let sessions = 0;
+  while (source.hasNext()) {
+    const s = source.next().session as Session;
+    sessions++;
+    for (let k = 1; k < s.turns; k++) assert.ok(s.inputs[k] + s.outputs[k] <= 2000);
+    assert.ok(s.turns < 50, "cut by the context limit, not the turn count");
+  }
+  assert.ok(sessions > 10);
+});
+
+Deno.test("follow-ups: each turn a think time after the one before, none after the last", () => {
+  const source = new SessionSource(
+    3,
+    { rate: 1, process: "constant", cv: 1 },
+    [chat(0)],
+    spec({ turns: { dist: "fixed", value: 3 } }),
+    0,
+  );
+  const d = source.next();
+  const s = d.session as Session;
+  assert.equal(source.hasNext(), false);
+  const t1 = source.followUp(s, 1_000_000)!;
+  assert.equal(t1.arrival, 1_000_000 + s.thinks[0]);
+  assert.equal(t1.input, s.inputs[1]);
+  assert.equal(t1.prefix, s.prefix);
+  const t2 = source.followUp(s, 5_000_000)!;
+  assert.equal(t2.arrival, 5_000_000 + s.thinks[1]);
+  assert.equal(source.followUp(s, 9_000_000), undefined);
+  assert.throws(() => source.followUp({ engine: 0 }, 0), /not a session of a SessionSource/);
+});
+
+/** Random small session runs: engines, routing, prefix caching, KV room, client limit, think times. */
+const sessionCase = fc.record({
+  engines: fc.integer({ min: 1, max: 3 }),
+  routing: fc.constantFrom(...ROUTING_POLICIES),
+  prefixCaching: fc.boolean(),
+  blockSize: fc.constantFrom(1, 16, 64),
+  kvBlocks: fc.integer({ min: 4, max: 4000 }),
+  maxConcurrency: fc.oneof(fc.integer({ min: 1, max: 4 }), fc.constant(1000)),
+  numRequests: fc.integer({ min: 1, max: 60 }),
+  system: fc.integer({ min: 0, max: 400 }),
+  maxTurns: fc.integer({ min: 1, max: 6 }),
+  think: fc.double({ min: 0, max: 3, noNaN: true }),
+  maxContext: fc.oneof(fc.constant(Infinity), fc.integer({ min: 50, max: 3000 })),
+  seed: fc.nat({ max: 100_000 }),
+});
+
+Deno.test("sessions' turns arrive in order, each its think time after the turn before finished (property-based)", () => {
+  fc.assert(
+    fc.property(sessionCase, (c) => {
+      const input: SimulationInput = {
+        engines: Array.from({ length: c.engines }, (_, i) =>
+          engineSpec({
+            label: `e${i}`,
+            instance: i,
+            cost: linearCost(0.5, 0.001),
+            kvBlocks: c.kvBlocks,
+            blockSize: c.blockSize,
+            prefixCaching: c.prefixCaching,
+          })),
+        routing: c.routing,
+        workload: {
+          numRequests: c.numRequests,
+          input: { dist: "uniform", min: 1, max: 300 },
+          output: { dist: "uniform", min: 1, max: 200 },
+          classes: [chat(c.system)],
+          sessions: spec({
+            turns: { dist: "uniform", min: 1, max: c.maxTurns },
+            thinkTime: { dist: "exponential", mean: c.think },
+            maxContext: c.maxContext,
+          }),
+          arrival: { rate: 2, process: "poisson", cv: 1 },
+          maxConcurrency: c.maxConcurrency,
+          seed: c.seed,
+        },
+      };
+      // Request id (arrival order) → its session and turn; per session, turns arrived and the last one's end.
+      const turnOf: { s: Session; k: number; arrival: number }[] = [];
+      const arrived = new Map<Session, number>();
+      const ended = new Map<Session, { k: number; at: number }>();
+      const result = simulate(input, {
+        onArrival: (d) => {
+          const s = d.session as Session;
+          const k = arrived.get(s) ?? 0;
+          assert.equal(d.input, s.inputs[k], `session ${s.id} turn ${k}: prompt`);
+          assert.equal(d.output, s.outputs[k], `session ${s.id} turn ${k}: reply`);
+          if (k > 0) {
+            const before = ended.get(s);
+            assert.equal(before?.k, k - 1, `session ${s.id} turn ${k} arrived before turn ${k - 1} ended`);
+            assert.equal(d.arrival, before!.at + s.thinks[k - 1], `session ${s.id} turn ${k}: think time`);
+          }
+          arrived.set(s, k + 1);
+          turnOf.push({ s, k, arrival: d.arrival });
+        },
+        onRecord: (r) => {
+          const { s, k, arrival } = turnOf[r.id];
+          assert.equal(r.arrival, arrival, `session ${s.id} turn ${k} reached the client at another time`);
+          // A refused turn ends when it was sent: the next one follows it.
+          ended.set(s, { k, at: r.engine >= 0 ? r.finish : r.send });
+        },
+      });
+      assert.equal(turnOf.length, c.numRequests);
+      for (const [s, n] of arrived) assert.equal(n, s.turns, `session ${s.id}: ${n} of ${s.turns} turns`);
+      const t = result.requests;
+      for (let i = 0; i < t.count; i++) assert.ok(t.arrival[i] <= t.send[i], `request ${i}: sent before it arrived`);
+    }),
+    { seed: 30, numRuns: 150 },
+  );
+});
+
+Deno.test("session affinity keeps a conversation on one engine; prefix-aware routing follows its cached history", () => {
+  const common = (routing: string) =>
+    `model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
+load_gen:
+  load_gen_type: synthetic
+  num_requests: 400
+  arrival: {process: poisson, request_rate: 2}
+  input_tokens: {dist: uniform, min: 100, max: 400}
+  output_tokens: {dist: uniform, min: 50, max: 200}
+  shared_prefix_tokens: 512
+  sessions: {turns: {dist: fixed, value: 4}, think_time: {dist: fixed, value: 1}}
+serving_config: {engine: vllm, enable_prefix_caching: true, routing_policy: ${routing}, max_concurrency: 1000}
+`;
+  const inst = "instance_groups: [{num_instances: 3, num_devices_per_instance: 1, device_type: H100_SXM_80G, " +
+    "pd_role: both}]";
+  const run = (routing: string) => {
+    const engines = new Map<Session, Set<number>>();
+    const turnOf: Session[] = [];
+    const fs = memoryFs({ "i.yaml": inst, "c.yaml": common(routing) });
+    const out = runFiles(["i.yaml"], "c.yaml", {
+      fs,
+      onArrival: (d) => turnOf.push(d.session as Session),
+      onRecord: (r) => {
+        const s = turnOf[r.id];
+        engines.set(s, (engines.get(s) ?? new Set()).add(r.engine));
+      },
+    });
+    const spread = [...engines.values()].filter((e) => e.size > 1).length / engines.size;
+    const p = out.summary.prefixCache!;
+    return { spread, hit: p.hitTokens / p.promptTokens, ttft: out.summary.perMetric["TTFT(s)"].MEDIAN };
+  };
+  const ll = run("least_loaded");
+  const affinity = run("session_affinity");
+  const prefix = run("prefix_aware");
+  assert.equal(affinity.spread, 0, "every session on one engine");
+  assert.ok(ll.spread > 0.5, `least-loaded spreads most sessions (${ll.spread})`);
+  assert.ok(prefix.spread < 0.2, `prefix-aware follows the history (${prefix.spread})`);
+  for (const r of [affinity, prefix]) {
+    assert.ok(r.hit > ll.hit + 0.1, `hit rate ${r.hit} against least-loaded's ${ll.hit}`);
+    assert.ok(r.ttft < ll.ttft, `TTFT p50 ${r.ttft} against least-loaded's ${ll.ttft}`);
+  }
+});
