@@ -136,6 +136,7 @@ export type {
   ServingConfig,
   SessionsConfig,
   SourceLocation,
+  SpeculativeConfig,
   SyntheticLoadGen,
   ThinkTimeConfig,
   TraceLoadGen,

@@ -19,7 +19,7 @@ import { runCalibrate } from "../tools/calibrate.ts";
 import { runPlan } from "../tools/plan.ts";
 import { runGoldenUpdate } from "./update_golden.ts";
 import { runCatalogDoc } from "../tools/catalog_doc.ts";
-import { runSessionsFigure } from "../tools/sessions_figure.ts";
+import { runFigures } from "../tools/figures.ts";
 import { runFuzz } from "../tools/fuzz.ts";
 import { runCompare } from "../tools/compare.ts";
 import { runScreenshot } from "../tools/screenshot.ts";
@@ -41,7 +41,7 @@ const HELP_FIRST_LINES: Record<string, string> = {
   plan: "Usage: deno task plan --common_config_path C.yaml --target_rate R --slo 'ttft.p99<=2' [--slo …]",
   "golden:update": "Usage: deno task golden:update",
   "docs:catalog": "Usage: deno task docs:catalog",
-  "docs:sessions": "Usage: deno task docs:sessions",
+  "docs:figures": "Usage: deno task docs:figures",
   fuzz: "Usage: deno task fuzz [--cases N] [--seed S] [--from K] [--target NAME]",
   compare: "Usage: deno task compare A.json B.json [options]",
   screenshot: "Usage: deno task screenshot PAGE.html OUT.png [--width 1280] [--max_height PX]",
@@ -68,7 +68,7 @@ const ENTRIES: Record<string, { file: string; entry: { name: string }; run: InPr
   plan: { file: "tools/plan.ts", entry: runPlan, run: captured(runPlan) },
   "golden:update": { file: "tests/update_golden.ts", entry: runGoldenUpdate, run: captured(runGoldenUpdate) },
   "docs:catalog": { file: "tools/catalog_doc.ts", entry: runCatalogDoc, run: captured(runCatalogDoc) },
-  "docs:sessions": { file: "tools/sessions_figure.ts", entry: runSessionsFigure, run: captured(runSessionsFigure) },
+  "docs:figures": { file: "tools/figures.ts", entry: runFigures, run: captured(runFigures) },
   fuzz: { file: "tools/fuzz.ts", entry: runFuzz, run: captured(runFuzz) },
   compare: { file: "tools/compare.ts", entry: runCompare, run: captured(runCompare) },
   screenshot: { file: "tools/screenshot.ts", entry: runScreenshot, run: captured(runScreenshot) },

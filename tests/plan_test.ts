@@ -484,6 +484,41 @@ Deno.test("--mtp_tokens: MTP speculation is a search axis for a model with MTP l
   );
 });
 
+Deno.test("--speculation: EAGLE and n-gram are a search axis; the plan's launch carries the chosen one", async () => {
+  const plan = planDeployments({
+    commonFile: CHAT,
+    targetRate: 8,
+    slos: [{ key: "tpot.median", bound: "<= 0.03" }],
+    devices: ["H100_SXM_80G"],
+    tpSizes: [1],
+    maxDevices: 4,
+    settings: { "serving_config.speculative_config": ["none", "eagle:3", "ngram:3"] },
+  });
+  const of = (s: string) => plan.ranked.find((c) => c.settings["serving_config.speculative_config"] === s)!;
+  const tpot = (s: string) => of(s).values["tpot.median"]!;
+  // EAGLE at its paper's median rates (0.765, 0.69, 0.68): 1 + 0.765 + 0.528 + 0.359 = 2.65 tokens per step, less its
+  // draft head's cost; n-gram at vLLM's code-editing rates (0.69, 0.826, 0.877): 2.76 tokens, no draft model.
+  assert.ok(tpot("eagle:3") < 0.6 * tpot("none"), `${tpot("eagle:3")} vs ${tpot("none")}`);
+  assert.ok(tpot("ngram:3") < 0.6 * tpot("none"), `${tpot("ngram:3")} vs ${tpot("none")}`);
+  assert.deepEqual(of("eagle:3").launch.speculative, { method: "eagle", tokens: 3 });
+  assert.equal(of("none").launch.speculative, undefined);
+  const wrong = await captureTaskAsync(runPlan, [
+    "--common_config_path",
+    CHAT,
+    "--target_rate",
+    "8",
+    "--slo",
+    "tpot.median<=0.03",
+    "--speculation",
+    "none,medusa:2",
+  ]);
+  assert.equal(wrong.code, 2);
+  assert.match(
+    wrong.stderr,
+    /^plan: --speculation: expected none, eagle:K or ngram:K \(K from 1 to 5\), got 'none,medusa:2' \(deno task plan --help\)$/m,
+  );
+});
+
 Deno.test("MoE layouts: expert parallelism is searched for a mixture-of-experts model, and refused for a dense one", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "servingcast-plan-" });
   const moeCommon = `${dir}/qwen3_moe.yaml`;

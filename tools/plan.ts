@@ -31,6 +31,7 @@ import {
   rateKey,
   settingLines,
   sloExpectLines,
+  SPECULATION_PATTERN,
 } from "../core/planner/planner.ts";
 import { ATTENTION_QUANT, LINEAR_QUANT } from "../core/config/schema.ts";
 import { ENGINES } from "../core/config/engine_profiles.ts";
@@ -78,6 +79,9 @@ and prints the Pareto front of tokens/s per device against tokens/s per user.
   --engines A,B,…          engine profiles to try (vllm, sglang, trtllm, mindie, lmdeploy)
   --kv_cache_dtype A,B,…   KV-cache dtypes to try (quantize_attention_action: DISABLED, INT8, FP8)
   --mtp_tokens 0,1,2       MTP speculation to try: draft tokens per step (num_mtp_tokens; models with MTP layers)
+  --speculation none,eagle:3,ngram:4
+                           EAGLE or n-gram speculation to try: method:draft tokens (1 to 5), at the method's
+                           published per-position acceptance (serving_config.speculative_config)
   --prices FILE            price per device-hour by device type; ranks by $ per million output tokens
   --seeds N                seeds per simulated point (default 1)
   --workers N              plan candidates on N Web Workers (default: one per core; 1: in this process)
@@ -114,6 +118,7 @@ const OPTIONS = [
   "--engines",
   "--kv_cache_dtype",
   "--mtp_tokens",
+  "--speculation",
   "--parallel",
   "--workers",
 ];
@@ -229,6 +234,14 @@ export async function runPlan(argv: readonly string[], io: TaskOutput = CONSOLE_
       return bad(`--mtp_tokens: expected integers from 0 to 8, got '${clip(mtp)}'`);
     }
     settings["model_config.num_mtp_tokens"] = list;
+  }
+  const spec = opt("--speculation");
+  if (spec !== undefined) {
+    const list = spec.split(",").map((x) => x.trim());
+    if (list.some((x) => !SPECULATION_PATTERN.test(x))) {
+      return bad(`--speculation: expected none, eagle:K or ngram:K (K from 1 to 5), got '${clip(spec)}'`);
+    }
+    settings["serving_config.speculative_config"] = list;
   }
   // Named values a search tries: each flag's list, every value one the contract names.
   for (
@@ -352,6 +365,7 @@ const SETTING_FLAG: Record<string, string> = {
   "serving_config.engine": "--engines",
   "model_config.quantize_attention_action": "--kv_cache_dtype",
   "model_config.num_mtp_tokens": "--mtp_tokens",
+  "serving_config.speculative_config": "--speculation",
 };
 
 /** A request problem of a fresh plan, as its flag: `--seeds: expected …`. */
@@ -640,6 +654,7 @@ function settingsCell(settings: Readonly<Record<string, number | string>>): stri
     "serving_config.engine": "engine",
     "model_config.quantize_attention_action": "kv",
     "model_config.num_mtp_tokens": "mtp",
+    "serving_config.speculative_config": "spec",
   };
   return Object.entries(settings).map(([k, v]) => `${short[k] ?? k}=${v}`).join(" ") || "-";
 }

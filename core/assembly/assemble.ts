@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { publishedAcceptance } from "../config/speculation.ts";
 import { kvValueBytes, linearQuant } from "../hardware/quant.ts";
 import type { LinearQuant } from "../hardware/quant.ts";
 import { sizeMemory } from "../hardware/memory.ts";
@@ -166,6 +167,7 @@ export function assemble(cfg: LoadedConfig, options: AssemblyOptions = {}): Asse
   const notices = [...cfg.notices];
   if (sc.engine === undefined) notices.push(GENERIC_PATH_NOTICE);
   checkTopology(cfg);
+  const spec = speculation(cfg, notices);
   // The serving_config keys the user wrote: an engine profile fills in only the others.
   const data = cfg.commonSource.data as { serving_config?: Record<string, unknown> } | null;
   const written = new Set(Object.keys(data?.serving_config ?? {}));
@@ -214,7 +216,8 @@ export function assemble(cfg: LoadedConfig, options: AssemblyOptions = {}): Asse
       kvBytes: kvValueBytes(mc.quantize_attention_action),
       host2deviceBandwidth: mc.enable_preprocessing_modeling ? comm.host2device_bandwidth * comm.host2device_rate : 0,
       blockSize: gs.block_size,
-      draftTokens: mc.num_mtp_tokens,
+      draftTokens: spec.tokens,
+      drafter: spec.drafter,
       kernelTables: engine.kernelTables,
       graphSizes: engine.graphSizes,
       ...(host
@@ -318,8 +321,9 @@ export function assemble(cfg: LoadedConfig, options: AssemblyOptions = {}): Asse
           chunkedPrefill: gs.enable_chunked_prefill,
           prefixCaching: gs.enable_prefix_caching,
           mixPrefillDecode: gs.mix_prefill_decode,
-          draftTokens: mc.num_mtp_tokens,
+          draftTokens: spec.tokens,
           draftAcceptance: mc.mtp_acceptance_rate,
+          ...(spec.perPosition ? { draftAcceptances: spec.perPosition } : {}),
           admission: gs.admission_policy,
           scheduler: engine.scheduler,
           ...(engine.sglangTuning ? { sglangTuning: engine.sglangTuning } : {}),
@@ -347,4 +351,49 @@ export function assemble(cfg: LoadedConfig, options: AssemblyOptions = {}): Asse
     workload: workloadOf(cfg.commonSource, lg, sc.max_concurrency, options.seed, cfg.trace, limits),
   };
   return { input, model, groups, notices, config: cfg };
+}
+
+/** How a run speculates: draft tokens per decode step, what drafts them, per-position acceptance when given. */
+interface Speculation {
+  readonly tokens: number;
+  readonly drafter: "module" | "none";
+  readonly perPosition?: readonly number[];
+}
+
+/**
+ * The run's speculation: the model's MTP layers (`model_config.num_mtp_tokens`)
+ * or `serving_config.speculative_config` (EAGLE, n-gram), never both, with one
+ * acceptance rate per draft token.
+ */
+function speculation(cfg: LoadedConfig, notices: string[]): Speculation {
+  const mc = cfg.common.model_config;
+  const sp = cfg.common.serving_config.speculative_config;
+  if (!sp) return { tokens: mc.num_mtp_tokens, drafter: "module" };
+  const src = cfg.commonSource;
+  if (mc.num_mtp_tokens > 0) {
+    src.fail(
+      ["serving_config", "speculative_config"],
+      `speculate one way: model_config.num_mtp_tokens is ${mc.num_mtp_tokens}; set it to 0 or drop speculative_config`,
+    );
+  }
+  let rates = sp.acceptance_rates;
+  if (rates && rates.length !== sp.num_speculative_tokens) {
+    src.fail(
+      ["serving_config", "speculative_config", "acceptance_rates"],
+      `expected one rate per draft token (${sp.num_speculative_tokens}), got ${rates.length}`,
+    );
+  }
+  if (!rates) {
+    const p = publishedAcceptance(sp.method, cfg.model.id);
+    if (sp.num_speculative_tokens > p.rates.length) {
+      src.fail(
+        ["serving_config", "speculative_config", "num_speculative_tokens"],
+        `published ${sp.method} rates cover ${p.rates.length} draft tokens (${p.source}); give acceptance_rates ` +
+          `for ${sp.num_speculative_tokens}`,
+      );
+    }
+    rates = p.rates.slice(0, sp.num_speculative_tokens);
+    notices.push(`note: ${sp.method} acceptance per draft position ${rates.join(", ")}: ${p.source}`);
+  }
+  return { tokens: sp.num_speculative_tokens, drafter: sp.method === "ngram" ? "none" : "module", perPosition: rates };
 }

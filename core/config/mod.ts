@@ -38,6 +38,7 @@ export type {
   RunLimits,
   ServingConfig,
   SessionsConfig,
+  SpeculativeConfig,
   SyntheticLoadGen,
   ThinkTimeConfig,
   TraceLoadGen,

@@ -320,6 +320,9 @@ export const LoadGenSchema = z.preprocess(
 export { ADMISSION_POLICIES, ROUTING_POLICIES } from "../policy/mod.ts";
 import { ADMISSION_POLICIES, ROUTING_POLICIES } from "../policy/mod.ts";
 
+/** Speculative decoding methods of `serving_config.speculative_config` (ext); MTP is `model_config.num_mtp_tokens`. */
+export const SPECULATIVE_METHODS = ["eagle", "ngram"] as const;
+
 /** `serving_config` of the common file. */
 export const ServingConfigSchema = mapping({
   max_concurrency: positiveInt().default(100),
@@ -339,6 +342,23 @@ export const ServingConfigSchema = mapping({
   num_kv_blocks: positiveInt().nullable().default(null),
   /** ext */
   routing_policy: oneOf(ROUTING_POLICIES).default("least_loaded"),
+  /**
+   * ext: speculative decoding besides the model's MTP layers: `eagle` (a
+   * draft head of one decoder layer, run once per draft) or `ngram` (drafts
+   * looked up in the prompt and output on the host, no draft model), with
+   * the acceptance rate of each draft position given the ones before it.
+   */
+  speculative_config: mapping({
+    method: oneOf(SPECULATIVE_METHODS),
+    num_speculative_tokens: positiveInt().max(16, { error: (i) => `expected at most 16 draft tokens, ${got(i)}` }),
+    acceptance_rates: z.array(
+      z.number({ error: (i) => `expected a number in [0, 1], ${got(i)}` })
+        .min(0, { error: (i) => `expected a number in [0, 1], ${got(i)}` })
+        .max(1, { error: (i) => `expected a number in [0, 1], ${got(i)}` }),
+    ).min(1, { error: "expected at least one rate" }).optional(),
+    /** The draft model's name, for the launch commands (`eagle`). */
+    draft_model: z.string().min(1).optional(),
+  }).nullable().optional(),
   /** ext: `prefix_aware` routing's scorer weights (llm-d's defaults). */
   prefix_aware_weights: mapping({
     prefix: nonNegativeNumber().default(3),

@@ -190,6 +190,21 @@ export interface SyntheticLoadGen {
   sessions?: SessionsConfig;
 }
 
+/** `serving_config.speculative_config` (ext). */
+export interface SpeculativeConfig {
+  /** `eagle`: a draft head of one decoder layer, run once per draft; `ngram`: drafts from the prompt and output. */
+  method: "eagle" | "ngram";
+  /** Draft tokens verified per decode step (at most 16). */
+  num_speculative_tokens: number;
+  /**
+   * Per draft position, the probability it is accepted given the ones before it were; one per draft token.
+   * @default published rates for the method and model (core/config/speculation.ts), for up to 5 drafts
+   */
+  acceptance_rates?: number[];
+  /** The draft model, for the launch commands (EAGLE). */
+  draft_model?: string;
+}
+
 /** A think time between a session's turns, seconds (ext). */
 export type ThinkTimeConfig =
   | { dist: "fixed"; value: number }
@@ -272,6 +287,8 @@ export interface ServingConfig {
   num_kv_blocks: number | null;
   /** ext: routing policy. @default "least_loaded" */
   routing_policy: RoutingPolicyName;
+  /** ext: speculative decoding besides MTP (EAGLE, n-gram), with per-position acceptance rates; null: none. */
+  speculative_config?: SpeculativeConfig | null;
   /** ext: `prefix_aware` routing's scorer weights. @default llm-d's: prefix 3, queue 2, kv 2 */
   prefix_aware_weights?: { prefix: number; queue: number; kv: number };
   /**

@@ -66,11 +66,12 @@ export function applyStep(e: EngineState, now: number): Request[] {
       r.scheduled = 0;
       let advance = n;
       if (n > 1 && r.generated > 0 && r.computed === r.input + r.generated - 1) {
-        // MTP: of n − 1 drafts, draft i is accepted with probability a^i
-        // (each needs its predecessors). The expected count is credited
-        // deterministically; whole accepted drafts join the sequence.
-        const a = e.spec.draftAcceptance;
-        r.draftCredit += a >= 1 ? n - 1 : (a * (1 - Math.pow(a, n - 1))) / (1 - a);
+        // Speculation: of n − 1 drafts, draft i is accepted with probability
+        // p_1 · … · p_i (each needs its predecessors): a^i for MTP's one
+        // rate, the product of the per-position rates otherwise. The
+        // expected count is credited deterministically; whole accepted
+        // drafts join the sequence.
+        r.draftCredit += expectedDrafts(e.spec.draftAcceptance, e.spec.draftAcceptances, n - 1);
         const accepted = Math.floor(r.draftCredit);
         r.draftCredit -= accepted;
         r.generated += accepted;
@@ -164,4 +165,22 @@ export function engineStats(e: EngineState): EngineStats {
     peakFlops: e.spec.cost.peakFlops ?? 0,
     peakBandwidth: e.spec.cost.peakBandwidth ?? 0,
   };
+}
+
+/**
+ * The expected drafts accepted of `drafts` verified: Σ_{i=1..drafts} Π_{j≤i}
+ * p_j, each draft accepted only after every one before it. With one rate `a`
+ * at every position (MTP), a · (1 − a^drafts) / (1 − a); with per-position
+ * rates `perPosition` (EAGLE, n-gram), the sum of their running products.
+ */
+export function expectedDrafts(a: number, perPosition: readonly number[] | undefined, drafts: number): number {
+  if (perPosition) {
+    let p = 1, sum = 0;
+    for (let i = 0; i < drafts; i++) {
+      p *= perPosition[i];
+      sum += p;
+    }
+    return sum;
+  }
+  return a >= 1 ? drafts : (a * (1 - Math.pow(a, drafts))) / (1 - a);
 }

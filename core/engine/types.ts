@@ -97,10 +97,16 @@ export interface EngineSpec {
   readonly sglangTuning?: Partial<NewTokenRatio>;
   /** MindIE's loop constants (`maxPrefillBatchSize`, the queue delay, …). Optional: its scheduler's defaults. */
   readonly mindieTuning?: Partial<MindieLoop>;
-  /** MTP draft tokens verified per decode step (0 = no speculation). */
+  /** Draft tokens verified per decode step (MTP, EAGLE or n-gram; 0 = no speculation). */
   readonly draftTokens: number;
-  /** Probability that a draft is accepted given its predecessors were. */
+  /** Probability that a draft is accepted given its predecessors were (the same at every position: MTP). */
   readonly draftAcceptance: number;
+  /**
+   * Per draft position i (from 0), the probability that draft i is
+   * accepted given drafts 0 … i − 1 were (EAGLE, n-gram; as their papers
+   * report "n-α"). When given, it replaces {@link draftAcceptance}.
+   */
+  readonly draftAcceptances?: readonly number[];
   /** The model's context length (prompt + output), when known. */
   readonly maxModelLen?: number;
 }

@@ -51,8 +51,16 @@ export interface CostModelInput {
   readonly host2deviceBandwidth: number;
   /** KV block size in tokens (block tables are copied to the device each step). */
   readonly blockSize: number;
-  /** MTP draft tokens per decode step (0 = none): each runs the MTP module once. */
+  /** Draft tokens verified per decode step (0 = none). */
   readonly draftTokens?: number;
+  /**
+   * What drafts them: `module` (default), a draft module of one decoder
+   * layer of the model's last kind, its 2·hidden × hidden projection and
+   * the LM head, run once per draft (MTP layers; EAGLE's draft head has the
+   * same shape); `none`, no model (n-gram lookup in the prompt and the
+   * output so far, on the host).
+   */
+  readonly drafter?: "module" | "none";
   /**
    * Decode batch sizes the engine captured as CUDA graphs, ascending (from
    * its engine profile): a decode-only step of B sequences up to the largest
@@ -206,9 +214,9 @@ export class RooflineCostModel {
     };
     const embedding = Math.ceil(m.vocab / l.tp) * m.hidden * ACT_BYTES;
     const lmHead = m.tiedEmbeddings ? 0 : this.#vocabPerRank * m.hidden * input.lmheadWeightBytes;
-    // With MTP, the draft module: one more decoder layer of the last kind and
+    // With a draft module (MTP, EAGLE): one more decoder layer of the last kind and
     // its projection of [hidden; embedding] (2·hidden × hidden).
-    const mtpWeights = (input.draftTokens ?? 0) > 0
+    const mtpWeights = (input.draftTokens ?? 0) > 0 && input.drafter !== "none"
       ? a.weightBytes + ((this.#moe ?? this.#dense)?.weightBytes ?? 0) + 2 * m.hidden * m.hidden * linear.weightBytes
       : 0;
     this.#flops = flopCoefficients(m);
@@ -375,9 +383,11 @@ export class RooflineCostModel {
       elementwise += parts[j + 1];
       communication += parts[j + 2];
     }
-    // MTP drafting: each draft runs the draft module (one layer of the last
-    // kind) and the LM head on the decoding sequences.
-    const drafts = this.input.draftTokens ?? 0;
+    // Drafting with a draft module (MTP, EAGLE): each draft runs it (one
+    // layer of the last kind) and the LM head on the decoding sequences.
+    // n-gram drafts cost the device nothing: only their verification, in
+    // the step's decode tokens.
+    const drafts = this.input.drafter === "none" ? 0 : this.input.draftTokens ?? 0;
     if (drafts > 0 && b.decodeSeqs > 0) {
       const s = this.#draftShape;
       s.tokens =

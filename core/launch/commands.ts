@@ -59,6 +59,12 @@ const VLLM_KV: Readonly<Record<string, string | undefined>> = { DISABLED: "auto"
 /** SGLang's `--kv-cache-dtype` (server_args.py: auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16; no plain fp8, no int8). */
 const SGLANG_KV: Readonly<Record<string, string | undefined>> = { DISABLED: "auto", FP8: "fp8_e4m3", INT8: undefined };
 
+/** Where an EAGLE draft model goes when the config names none. */
+const DRAFT_PLACEHOLDER = "<EAGLE draft model>";
+/** What the launch notes say then. */
+const EAGLE_MODEL_NOTE = "EAGLE speculation was simulated: name its draft model (serving_config.speculative_config." +
+  "draft_model) or replace <EAGLE draft model>";
+
 /**
  * The online quantization an engine applies to a 16-bit checkpoint for a
  * simulated weight format: 8-bit weights and activations are FP8 on the
@@ -126,6 +132,35 @@ export function vllmCommands(s: LaunchSettings, roles: readonly ("prefill" | "de
         why: "the model's own MTP layers draft the tokens",
       });
     }
+    const sp = s.speculative;
+    if (sp) {
+      const from = "serving_config.speculative_config";
+      if (sp.method === "ngram") {
+        flags.push({
+          name: "--speculative-config",
+          value: JSON.stringify({
+            method: "ngram",
+            num_speculative_tokens: sp.tokens,
+            prompt_lookup_min: 2,
+            prompt_lookup_max: 5,
+          }),
+          from,
+          why: "drafts looked up in the prompt and output; n-gram sizes 2 to 5, as vLLM's benchmarks ran",
+        });
+      } else {
+        flags.push({
+          name: "--speculative-config",
+          value: JSON.stringify({
+            method: "eagle",
+            model: sp.draftModel ?? DRAFT_PLACEHOLDER,
+            num_speculative_tokens: sp.tokens,
+          }),
+          from,
+          why: "an EAGLE draft head trained for this model",
+        });
+        if (!sp.draftModel) notes.push(EAGLE_MODEL_NOTE);
+      }
+    }
     if (role !== "both") {
       flags.push({
         name: "--kv-transfer-config",
@@ -189,6 +224,18 @@ export function sglangCommands(
     const q = quantFlag(s.linearQuant);
     if (q.value) flags.push({ name: "--quantization", value: q.value, from: "model_config.quantize_linear_action" });
     if (q.note) notes.push(q.note);
+    const sp = s.speculative;
+    if (sp?.method === "eagle") {
+      const from = "serving_config.speculative_config";
+      flags.push(
+        { name: "--speculative-algorithm", value: "EAGLE", from, why: "an EAGLE draft head trained for this model" },
+        { name: "--speculative-draft-model-path", value: sp.draftModel ?? DRAFT_PLACEHOLDER, from },
+        { name: "--speculative-num-steps", value: String(sp.tokens), from },
+        { name: "--speculative-eagle-topk", value: "1", from: "", why: "one draft chain, as simulated" },
+        { name: "--speculative-num-draft-tokens", value: String(sp.tokens + 1), from },
+      );
+      if (!sp.draftModel) notes.push(EAGLE_MODEL_NOTE);
+    } else if (sp) notes.push(`n-gram speculation was simulated: these SGLang flags do not set it up`);
     if (s.mtpTokens > 0) {
       flags.push(
         { name: "--speculative-algorithm", value: "NEXTN", from: "model_config.num_mtp_tokens", why: "the MTP layers" },
@@ -365,6 +412,12 @@ export function trtllmCommands(
           from: "the workload's longest prompt + answer",
           why: "at least the longest prompt (docs/source/features/disagg-serving.md:111)",
         },
+      );
+    }
+    if (s.speculative) {
+      notes.push(
+        `${s.speculative.method} speculation was simulated: this options file does not set it up (TensorRT-LLM's ` +
+          `speculative_config takes decoding_type Eagle or NGram)`,
       );
     }
     if (s.mtpTokens > 0) {

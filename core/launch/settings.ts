@@ -42,6 +42,13 @@ export interface LaunchSettings {
   readonly linearQuant: string;
   /** MTP draft tokens per step (`model_config.num_mtp_tokens`; 0: no speculation). */
   readonly mtpTokens: number;
+  /** EAGLE or n-gram speculation (`serving_config.speculative_config`). */
+  readonly speculative?: {
+    readonly method: "eagle" | "ngram";
+    readonly tokens: number;
+    /** The EAGLE draft model, when given. */
+    readonly draftModel?: string;
+  };
 }
 
 /** The launch settings of an assembled run (its first instance group's). */
@@ -49,6 +56,7 @@ export function launchSettings(run: AssembledRun): LaunchSettings {
   const g = run.groups[0];
   const sc = g.serving.serving;
   const mc = run.config.common.model_config;
+  const sp = run.config.common.serving_config.speculative_config;
   const w = run.input.workload;
   const classes = w.classes ?? [{ input: w.input, output: w.output }];
   return {
@@ -67,5 +75,14 @@ export function launchSettings(run: AssembledRun): LaunchSettings {
     kvDtype: mc.quantize_attention_action,
     linearQuant: mc.quantize_linear_action,
     mtpTokens: mc.num_mtp_tokens,
+    ...(sp
+      ? {
+        speculative: {
+          method: sp.method,
+          tokens: sp.num_speculative_tokens,
+          ...(sp.draft_model ? { draftModel: sp.draft_model } : {}),
+        },
+      }
+      : {}),
   };
 }

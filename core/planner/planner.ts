@@ -423,9 +423,21 @@ function virtualLoad(virtual: string, text: string, fs: FileSystem) {
   return { scenario: loadScenario(virtual, scenarioFs), fs: scenarioFs };
 }
 
+/**
+ * A speculation a search tries (`serving_config.speculative_config`):
+ * `none`, or `eagle:K` / `ngram:K`, K draft tokens at the method's published
+ * per-position acceptance (core/config/speculation.ts).
+ */
+export const SPECULATION_PATTERN = /^(none|(eagle|ngram):([1-5]))$/;
+
 /** Scenario override lines of a candidate's settings. */
 export function settingLines(settings: Readonly<Record<string, number | string>>): string[] {
-  return Object.entries(settings).map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`);
+  return Object.entries(settings).map(([k, v]) => {
+    if (k !== "serving_config.speculative_config") return `  ${k}: ${JSON.stringify(v)}`;
+    // `eagle:3` is the mapping {method: eagle, num_speculative_tokens: 3}; `none` is null (no speculation).
+    const m = SPECULATION_PATTERN.exec(String(v));
+    return m && m[2] ? `  ${k}: {method: ${m[2]}, num_speculative_tokens: ${m[3]}}` : `  ${k}: null`;
+  });
 }
 
 /** Requests per second one instance can serve at most, by what it does (see {@link rateBounds}). */

@@ -17,7 +17,7 @@ import { ATTENTION_QUANT, LINEAR_QUANT } from "../config/schema.ts";
 import { ENGINES } from "../config/engine_profiles.ts";
 import { DEVICE_CATALOG } from "../hardware/devices.ts";
 import { parseBound, resolveMetric, unitMismatch } from "../scenario/mod.ts";
-import { candidateList, costPerMillionTokens } from "./planner.ts";
+import { candidateList, costPerMillionTokens, SPECULATION_PATTERN } from "./planner.ts";
 import type { CandidateId, CandidateOutcome, PlanRequest, PlanSlo, ShardOutcome } from "./planner.ts";
 
 /** Where in a request or a shard a problem is (`outcomes[0][1].device`), and what it is. */
@@ -73,7 +73,7 @@ const TOPOLOGY = ["agg", "disagg"] as const;
 
 /**
  * The settings a search may vary (`--max_num_seqs`, `--max_tokens_budget`,
- * `--quantization`, `--engines`, `--kv_cache_dtype`, `--mtp_tokens`).
+ * `--quantization`, `--engines`, `--kv_cache_dtype`, `--mtp_tokens`, `--speculation`).
  */
 export const PLAN_SETTING_KEYS = [
   "serving_config.max_num_seqs",
@@ -82,6 +82,7 @@ export const PLAN_SETTING_KEYS = [
   "serving_config.engine",
   "model_config.quantize_attention_action",
   "model_config.num_mtp_tokens",
+  "serving_config.speculative_config",
 ] as const;
 
 /** A plan request's shape (see {@link PlanRequest}); {@link requestProblem} checks the rest. */
@@ -103,6 +104,9 @@ const PlanRequestSchema = object({
     "serving_config.engine": list(oneOf(ENGINES)).optional(),
     "model_config.quantize_attention_action": list(oneOf(ATTENTION_QUANT)).optional(),
     "model_config.num_mtp_tokens": list(countInt()).optional(),
+    "serving_config.speculative_config": list(
+      text().regex(SPECULATION_PATTERN, { error: (i) => `expected none, eagle:K or ngram:K (K 1 to 5), ${got(i)}` }),
+    ).optional(),
   }).optional(),
   maxDevices: positiveInt(),
   prices: z.record(text(), finiteNonNegative(), { error: (i) => `expected an object, ${got(i)}` }).optional(),

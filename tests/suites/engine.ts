@@ -22,3 +22,4 @@ import "../step_monotone_test.ts";
 import "../upstream_compat_test.ts";
 import "../workload_test.ts";
 import "../sessions_test.ts";
+import "../speculation_test.ts";
