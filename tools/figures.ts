@@ -9,7 +9,10 @@
  *   rate, TTFT, TPOT and load imbalance;
  * - `docs/speculation.svg` from `scenarios/llama8b_h100_speculation.yaml`
  *   (one H100 without speculation, with EAGLE and with n-gram drafts):
- *   tokens per decode step, TPOT, E2E and output throughput.
+ *   tokens per decode step, TPOT, E2E and output throughput;
+ * - `docs/datasets.svg` from `scenarios/llama8b_h100_datasets.yaml` (one
+ *   H100 under three public datasets' length shapes): prompt and output
+ *   medians, TTFT and E2E.
  *
  * @module
  */
@@ -24,8 +27,9 @@ import type { TaskOutput } from "../scenarios/_args.ts";
 const USAGE = `Usage: deno task docs:figures
 
 Runs the scenarios the README draws and writes their figures:
-docs/sessions-routing.svg (scenarios/llama8b_h100_sessions_routing.yaml) and
-docs/speculation.svg (scenarios/llama8b_h100_speculation.yaml).
+docs/sessions-routing.svg (scenarios/llama8b_h100_sessions_routing.yaml),
+docs/speculation.svg (scenarios/llama8b_h100_speculation.yaml) and
+docs/datasets.svg (scenarios/llama8b_h100_datasets.yaml).
 
   -h, --help   show this help and exit`;
 
@@ -92,6 +96,32 @@ const FIGURES: readonly Figure[] = [
         { variant, figure: "TPOT p50 (s)", value: tpot, label: ms(tpot) },
         { variant, figure: "E2E p50 (s)", value: e2e, label: `${e2e.toFixed(2)} s` },
         { variant, figure: "output tok/s", value: tps, label: tps.toFixed(0) },
+      ];
+    },
+  },
+  {
+    scenario: "scenarios/llama8b_h100_datasets.yaml",
+    file: "docs/datasets.svg",
+    title: "Public datasets' length shapes on 1 × H100 (Llama-3.1-8B, vLLM, 1 req/s)",
+    figures: ["prompt tokens p50", "output tokens p50", "TTFT p50 (s)", "E2E p50 (s)"],
+    names: { chat: "sharegpt4_chat", summarization: "arxiv_summarization", code: "azure_code" },
+    bars: (variant, { summary: s }) => {
+      const m = s.perMetric;
+      return [
+        { variant, figure: "prompt tokens p50", value: m.INPUT_TOKENS.MEDIAN, label: m.INPUT_TOKENS.MEDIAN.toFixed(0) },
+        {
+          variant,
+          figure: "output tokens p50",
+          value: m.OUTPUT_TOKENS.MEDIAN,
+          label: m.OUTPUT_TOKENS.MEDIAN.toFixed(0),
+        },
+        { variant, figure: "TTFT p50 (s)", value: m["TTFT(s)"].MEDIAN, label: ms(m["TTFT(s)"].MEDIAN) },
+        {
+          variant,
+          figure: "E2E p50 (s)",
+          value: m["E2E_TIME(s)"].MEDIAN,
+          label: `${m["E2E_TIME(s)"].MEDIAN.toFixed(2)} s`,
+        },
       ];
     },
   },

@@ -341,6 +341,8 @@ export function describeRun(out: RunOutput): string {
     ? `${w.classes.length} classes (${
       w.classes.map((c) => `${c.name}: ${describeLength(c.input)} in / ${describeLength(c.output)} out`).join("; ")
     })`
+    : w.dataset
+    ? `${w.dataset}'s lengths (${describeLength(w.input)} in / ${describeLength(w.output)} out)`
     : `${describeLength(w.input)} in / ${describeLength(w.output)} out`;
   const profiles = [
     ...new Set(assembled.groups.flatMap((g) => g.serving.profile ? [g.serving.profile.resolved.record.label] : [])),

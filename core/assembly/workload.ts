@@ -13,6 +13,7 @@ import type { LoadedTrace } from "../config/load.ts";
 import type { YamlSource } from "../config/source.ts";
 import type { LengthDistConfig, LoadGenConfig, RunLimits, SessionsConfig } from "../config/types.ts";
 import type { SessionSpec } from "../workload/sessions.ts";
+import { datasetLengths } from "../workload/datasets.ts";
 import { DEFAULT_LIMITS } from "../config/schema.ts";
 import { showLimit } from "../config/errors.ts";
 import { scheduleTimeAt } from "../workload/arrival.ts";
@@ -148,6 +149,7 @@ export function workloadOf(
         "give lengths per class when classes are set",
       );
     }
+    if (lg.dataset) src.fail(["load_gen", "dataset"], "give lengths per class when classes are set");
     classes = lg.classes.map((c, i) => ({
       name: c.name ?? `class${i}`,
       weight: c.weight,
@@ -156,6 +158,22 @@ export function workloadOf(
       sharedPrefixTokens: c.shared_prefix_tokens,
       prefixGroups: c.prefix_groups,
     }));
+  } else if (lg.dataset) {
+    if (lg.input_tokens || lg.output_tokens) {
+      src.fail(
+        ["load_gen", lg.input_tokens ? "input_tokens" : "output_tokens"],
+        `give either dataset (${lg.dataset}) or input_tokens and output_tokens`,
+      );
+    }
+    const d = datasetLengths(lg.dataset)!;
+    classes = [{
+      name: lg.dataset,
+      weight: 1,
+      input: d.input,
+      output: d.output,
+      sharedPrefixTokens: lg.shared_prefix_tokens,
+      prefixGroups: lg.prefix_groups,
+    }];
   } else {
     if (!lg.input_tokens || !lg.output_tokens) {
       src.fail(
@@ -187,6 +205,7 @@ export function workloadOf(
   const sessions = lg.sessions ? sessionSpec(src, lg.sessions) : undefined;
   return {
     ...(sessions ? { sessions } : {}),
+    ...(lg.dataset ? { dataset: lg.dataset } : {}),
     numRequests: lg.num_requests,
     input: one?.input ?? mixture(classes, "input"),
     output: one?.output ?? mixture(classes, "output"),

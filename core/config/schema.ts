@@ -240,6 +240,9 @@ export const RequestClassSchema = mapping({
   prefix_groups: positiveInt().default(1),
 });
 
+/** Dataset shapes `load_gen.dataset` names (ext). */
+export const DATASET_NAMES = ["sharegpt4_chat", "arxiv_summarization", "azure_code"] as const;
+
 /** Think-time distributions of sessions (ext), seconds. */
 export const THINK_DISTS = ["fixed", "exponential", "uniform", "lognormal"] as const;
 
@@ -283,6 +286,8 @@ export const SyntheticLoadGenSchema = mapping({
   shared_prefix_tokens: nonNegativeInt().default(0),
   prefix_groups: positiveInt().default(1),
   classes: z.array(RequestClassSchema).min(1, { error: "expected at least one class" }).optional(),
+  /** A public dataset's prompt and output lengths (core/workload/datasets.ts), instead of input_tokens and output_tokens. */
+  dataset: oneOf(DATASET_NAMES).optional(),
   sessions: SessionsSchema.optional(),
 });
 

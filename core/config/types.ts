@@ -186,6 +186,8 @@ export interface SyntheticLoadGen {
   prefix_groups: number;
   /** Request classes mixed by weight, each with its own lengths and shared prefix. */
   classes?: RequestClassConfig[];
+  /** A public dataset's prompt and output lengths, instead of `input_tokens` and `output_tokens`. */
+  dataset?: "sharegpt4_chat" | "arxiv_summarization" | "azure_code";
   /** Multi-turn sessions: `num_requests` then counts turns, and `input_tokens` each turn's new message. */
   sessions?: SessionsConfig;
 }

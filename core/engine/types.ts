@@ -125,6 +125,8 @@ export interface WorkloadSpec {
    * (core/workload/sessions.ts). `numRequests` counts turns.
    */
   readonly sessions?: SessionSpec;
+  /** The public dataset whose length shape the lengths are (core/workload/datasets.ts), when one was named. */
+  readonly dataset?: string;
   /** Requests in the run. */
   readonly numRequests: number;
   /** Prompt tokens per request. */

@@ -61,6 +61,9 @@ export function meanLength(d: LengthDist): number {
   }
 }
 
+/** `x` as written when whole, else to the token (a fitted distribution's mean). */
+const whole = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(0));
+
 /** A short description: `1024`, `lognormal(mean 217, std 217)`. */
 export function describeLength(d: LengthDist): string {
   switch (d.dist) {
@@ -70,7 +73,7 @@ export function describeLength(d: LengthDist): string {
       return `uniform(${d.min}..${d.max})`;
     case "normal":
     case "lognormal":
-      return `${d.dist}(mean ${d.mean}, std ${d.std})`;
+      return `${d.dist}(mean ${whole(d.mean)}, std ${whole(d.std)})`;
     case "bins":
       return `bins(mean ${meanLength(d).toFixed(0)})`;
   }

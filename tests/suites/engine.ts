@@ -23,3 +23,4 @@ import "../upstream_compat_test.ts";
 import "../workload_test.ts";
 import "../sessions_test.ts";
 import "../speculation_test.ts";
+import "../datasets_test.ts";
