@@ -90,6 +90,7 @@ const FIGURE_MEANING: Record<string, string> = {
   mbu: "Memory bandwidth utilization: HBM bytes moved / peak bandwidth of all devices",
   prefix_hit_rate: "Prompt tokens found in the prefix cache / prompt tokens of the requests that looked",
   load_imbalance: "Requests the busiest engine served / the engines' mean (1: even)",
+  host_hit_rate: "Prompt tokens loaded from the host KV tier / prompt tokens of the requests that looked (KV offload)",
 };
 
 const UNIT_TEXT: Record<MetricRef["unit"], string> = {

@@ -103,6 +103,8 @@ const sessionCase = fc.record({
   prefixCaching: fc.boolean(),
   blockSize: fc.constantFrom(1, 16, 64),
   kvBlocks: fc.integer({ min: 4, max: 4000 }),
+  // KV offload: a host tier evicted prefix blocks move to (0: none).
+  hostBlocks: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2000 })),
   maxConcurrency: fc.oneof(fc.integer({ min: 1, max: 4 }), fc.constant(1000)),
   numRequests: fc.integer({ min: 1, max: 60 }),
   system: fc.integer({ min: 0, max: 400 }),
@@ -112,7 +114,7 @@ const sessionCase = fc.record({
   seed: fc.nat({ max: 100_000 }),
 });
 
-Deno.test("sessions' turns arrive in order, each its think time after the turn before finished (property-based)", () => {
+Deno.test("sessions' turns arrive in order, each its think time after the turn before finished, with and without a host KV tier (property-based)", () => {
   fc.assert(
     fc.property(sessionCase, (c) => {
       const input: SimulationInput = {
@@ -124,6 +126,8 @@ Deno.test("sessions' turns arrive in order, each its think time after the turn b
             kvBlocks: c.kvBlocks,
             blockSize: c.blockSize,
             prefixCaching: c.prefixCaching,
+            hostKvBlocks: c.prefixCaching ? c.hostBlocks : 0,
+            hostBlockLoadSeconds: 1e-5,
           })),
         routing: c.routing,
         workload: {
@@ -168,6 +172,8 @@ Deno.test("sessions' turns arrive in order, each its think time after the turn b
       });
       assert.equal(turnOf.length, c.numRequests);
       for (const [s, n] of arrived) assert.equal(n, s.turns, `session ${s.id}: ${n} of ${s.turns} turns`);
+      // The host tier never holds more than it can (simulate() checked the device blocks: none leaked).
+      for (const e of result.engines) assert.ok((e.hostBlocks ?? 0) <= c.hostBlocks, `host tier of ${e.label}`);
       const t = result.requests;
       for (let i = 0; i < t.count; i++) assert.ok(t.arrival[i] <= t.send[i], `request ${i}: sent before it arrived`);
     }),

@@ -12,7 +12,10 @@
  *   tokens per decode step, TPOT, E2E and output throughput;
  * - `docs/datasets.svg` from `scenarios/llama8b_h100_datasets.yaml` (one
  *   H100 under three public datasets' length shapes): prompt and output
- *   medians, TTFT and E2E.
+ *   medians, TTFT and E2E;
+ * - `docs/kv-offload.svg` from `scenarios/llama8b_h100_kv_offload.yaml`
+ *   (sessions on H100s with a small device KV cache, with and without a
+ *   host tier): hit rates of both tiers and TTFT.
  *
  * @module
  */
@@ -28,8 +31,9 @@ const USAGE = `Usage: deno task docs:figures
 
 Runs the scenarios the README draws and writes their figures:
 docs/sessions-routing.svg (scenarios/llama8b_h100_sessions_routing.yaml),
-docs/speculation.svg (scenarios/llama8b_h100_speculation.yaml) and
-docs/datasets.svg (scenarios/llama8b_h100_datasets.yaml).
+docs/speculation.svg (scenarios/llama8b_h100_speculation.yaml),
+docs/datasets.svg (scenarios/llama8b_h100_datasets.yaml) and
+docs/kv-offload.svg (scenarios/llama8b_h100_kv_offload.yaml).
 
   -h, --help   show this help and exit`;
 
@@ -122,6 +126,25 @@ const FIGURES: readonly Figure[] = [
           value: m["E2E_TIME(s)"].MEDIAN,
           label: `${m["E2E_TIME(s)"].MEDIAN.toFixed(2)} s`,
         },
+      ];
+    },
+  },
+  {
+    scenario: "scenarios/llama8b_h100_kv_offload.yaml",
+    file: "docs/kv-offload.svg",
+    title: "KV offload: chat sessions on 4 × H100 with 48k tokens of device KV each (Llama-3.1-8B, vLLM)",
+    figures: ["device-cache hit rate", "host-tier hit rate", "TTFT p50 (s)", "TTFT p99 (s)"],
+    names: { device_only: "device cache only", host_tier: "+ 64 GB host tier" },
+    bars: (variant, { summary: s }) => {
+      const host = s.prefixCache?.hostHitTokens !== undefined
+        ? s.prefixCache.hostHitTokens / s.prefixCache.promptTokens
+        : 0;
+      const ttft = s.perMetric["TTFT(s)"];
+      return [
+        { variant, figure: "device-cache hit rate", value: hitRate(s), label: `${(hitRate(s) * 100).toFixed(0)}%` },
+        { variant, figure: "host-tier hit rate", value: host, label: `${(host * 100).toFixed(0)}%` },
+        { variant, figure: "TTFT p50 (s)", value: ttft.MEDIAN, label: ms(ttft.MEDIAN) },
+        { variant, figure: "TTFT p99 (s)", value: ttft.P99, label: ms(ttft.P99) },
       ];
     },
   },

@@ -8,6 +8,8 @@
  * @module
  */
 import { publishedAcceptance } from "../config/speculation.ts";
+import type { ServingConfig } from "../config/types.ts";
+import type { YamlSource } from "../config/source.ts";
 import { kvValueBytes, linearQuant } from "../hardware/quant.ts";
 import type { LinearQuant } from "../hardware/quant.ts";
 import { sizeMemory } from "../hardware/memory.ts";
@@ -321,6 +323,13 @@ export function assemble(cfg: LoadedConfig, options: AssemblyOptions = {}): Asse
           chunkedPrefill: gs.enable_chunked_prefill,
           prefixCaching: gs.enable_prefix_caching,
           mixPrefillDecode: gs.mix_prefill_decode,
+          ...offload(
+            gs,
+            cost.kvBytesPerToken,
+            layout.tp,
+            device.hostLinkBandwidth ?? comm.host2device_bandwidth * comm.host2device_rate,
+            cfg.commonSource,
+          ),
           draftTokens: spec.tokens,
           draftAcceptance: mc.mtp_acceptance_rate,
           ...(spec.perPosition ? { draftAcceptances: spec.perPosition } : {}),
@@ -396,4 +405,33 @@ function speculation(cfg: LoadedConfig, notices: string[]): Speculation {
     notices.push(`note: ${sp.method} acceptance per draft position ${rates.join(", ")}: ${p.source}`);
   }
   return { tokens: sp.num_speculative_tokens, drafter: sp.method === "ngram" ? "none" : "module", perPosition: rates };
+}
+
+/**
+ * An engine's host tier (`serving_config.kv_offload`): its blocks (host
+ * memory over the KV bytes of a block across the engine's devices) and the
+ * seconds to load one (each device loads its share over its own link: the
+ * device's host link, else the instance's host2device bandwidth × rate).
+ */
+function offload(
+  gs: ServingConfig,
+  kvBytesPerTokenPerDevice: number,
+  devices: number,
+  link: number,
+  common: YamlSource,
+): { hostKvBlocks?: number; hostBlockLoadSeconds?: number } {
+  const o = gs.kv_offload;
+  if (!o) return {};
+  if (!gs.enable_prefix_caching) {
+    common.fail(
+      ["serving_config", "kv_offload"],
+      "KV offload moves the prefix cache's evicted blocks: set enable_prefix_caching: true",
+    );
+  }
+  const blockBytes = gs.block_size * kvBytesPerTokenPerDevice;
+  const bandwidth = o.bandwidth ?? link;
+  return {
+    hostKvBlocks: Math.floor((o.host_memory_gb * 1e9) / (blockBytes * devices)),
+    hostBlockLoadSeconds: blockBytes / bandwidth,
+  };
 }

@@ -298,7 +298,11 @@ function cacheNote(s: Summary): string {
   return s.prefixCache && s.prefixCache.promptTokens > 0
     ? `, prefix cache hits ${
       ((100 * s.prefixCache.hitTokens) / s.prefixCache.promptTokens).toFixed(1)
-    }% of prompt tokens`
+    }% of prompt tokens${
+      s.prefixCache.hostHitTokens !== undefined
+        ? ` (host tier: ${((100 * s.prefixCache.hostHitTokens) / s.prefixCache.promptTokens).toFixed(1)}% more loaded)`
+        : ""
+    }`
     : "";
 }
 

@@ -364,6 +364,18 @@ export const ServingConfigSchema = mapping({
     /** The draft model's name, for the launch commands (`eagle`). */
     draft_model: z.string().min(1).optional(),
   }).nullable().optional(),
+  /**
+   * ext: KV offload to host memory: the prefix cache's evicted blocks move to
+   * a host tier of `host_memory_gb` per engine, and a prompt that finds its
+   * next blocks there loads them at `bandwidth` (B/s per device; default the
+   * device's host link, else the instance's host2device_bandwidth ×
+   * host2device_rate) instead of computing
+   * them. Needs enable_prefix_caching.
+   */
+  kv_offload: mapping({
+    host_memory_gb: positiveNumber(),
+    bandwidth: positiveNumber().optional(),
+  }).optional(),
   /** ext: `prefix_aware` routing's scorer weights (llm-d's defaults). */
   prefix_aware_weights: mapping({
     prefix: nonNegativeNumber().default(3),

@@ -289,6 +289,8 @@ export interface ServingConfig {
   num_kv_blocks: number | null;
   /** ext: routing policy. @default "least_loaded" */
   routing_policy: RoutingPolicyName;
+  /** ext: KV offload: a host tier of `host_memory_gb` per engine, loaded at `bandwidth` B/s per device. */
+  kv_offload?: { host_memory_gb: number; bandwidth?: number };
   /** ext: speculative decoding besides MTP (EAGLE, n-gram), with per-position acceptance rates; null: none. */
   speculative_config?: SpeculativeConfig | null;
   /** ext: `prefix_aware` routing's scorer weights. @default llm-d's: prefix 3, queue 2, kv 2 */

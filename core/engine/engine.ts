@@ -80,6 +80,12 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
   readonly pendingKv: Deque<Request> = new Deque();
   /** Tokens of work assigned and not yet done (the least-loaded router's measure). */
   outstanding = 0;
+  /**
+   * Seconds of host-tier loads (KV offload) the next step waits for: the
+   * blocks its admissions load over the host link, before its compute (no
+   * overlap assumed; LMCache loads layer by layer, which hides part of it).
+   */
+  hostLoad = 0;
   /** Requests assigned and not finished. */
   active = 0;
   /** When a router last chose this engine: the run's count of choices then (0: never). */
@@ -120,7 +126,7 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
     this.finished = finished;
     this.index = index;
     this.spec = spec;
-    this.ledger = new KvLedger(spec.kvBlocks, spec.prefixCaching);
+    this.ledger = new KvLedger(spec.kvBlocks, spec.prefixCaching, spec.hostKvBlocks ?? 0);
     this.scheduler = withParts(
       SCHEDULERS[spec.scheduler ?? "generic"],
       ADMISSION_POLICY[spec.admission],

@@ -41,6 +41,8 @@ export interface EngineState {
   lastStepEnd: number;
   windowLeft: number;
   outstanding: number;
+  /** Seconds of host-tier loads the next step waits for (KV offload). */
+  hostLoad: number;
   active: number;
   steps: number;
   busyTime: number;

@@ -13,7 +13,7 @@
  * @module
  */
 import { BlockPool } from "./kv_cache.ts";
-import { PrefixCache } from "./prefix_cache.ts";
+import { HostTier, PrefixCache } from "./prefix_cache.ts";
 import type { Request } from "./request.ts";
 
 /** What one engine's KV blocks hold. */
@@ -35,14 +35,19 @@ export class KvLedger {
   promptTokens = 0;
   /** Of them, tokens found in the prefix cache. */
   hitTokens = 0;
+  /** Prompt blocks loaded from the host tier (KV offload) instead of computed. */
+  hostHitBlocks = 0;
+  /** Their tokens. */
+  hostHitTokens = 0;
 
   /**
    * @param blocks the engine's KV blocks
    * @param prefixCaching whether the engine caches prompt blocks
+   * @param hostBlocks blocks of its host tier evicted prefix blocks move to (0: none)
    */
-  constructor(blocks: number, prefixCaching: boolean) {
+  constructor(blocks: number, prefixCaching: boolean, hostBlocks = 0) {
     this.pool = new BlockPool(blocks);
-    if (prefixCaching) this.cache = new PrefixCache();
+    if (prefixCaching) this.cache = new PrefixCache(hostBlocks > 0 ? new HostTier(hostBlocks) : undefined);
   }
 
   /** Blocks held by the prefix cache that no request references (reclaimable). */

@@ -129,6 +129,14 @@ const UNKEYED_BLOCKS = new Map<number, readonly number[]>();
  * 100,000-request run with prefix caching went there.)
  */
 export class PrefixCache {
+  /** The host tier evicted blocks move to (KV offload), when there is one. */
+  readonly host?: HostTier;
+
+  /** @param host the host tier evicted blocks move to, if any */
+  constructor(host?: HostTier) {
+    if (host) this.host = host;
+  }
+
   #refs = new Map<number, number>();
   /** Unreferenced keys → the stamp of their live entry in the queue. */
   #lru = new Map<number, number>();
@@ -205,9 +213,14 @@ export class PrefixCache {
     this.#refs.set(key, r + 1);
   }
 
-  /** A request's freshly computed block becomes a cached block it uses. Precondition: not cached. */
+  /**
+   * A request's freshly computed block, or one loaded from the host tier,
+   * becomes a cached block it uses (and leaves the host tier: a block is in
+   * one tier at a time). Precondition: not cached.
+   */
   insert(key: number): void {
     this.#refs.set(key, 1);
+    this.host?.take(key);
   }
 
   /** A request stops using a cached block. */
@@ -296,8 +309,71 @@ export class PrefixCache {
       this.#lru.delete(key);
       this.#unreferenced = this.#lru.size;
       this.#refs.delete(key);
+      this.host?.put(key); // offloaded: a later hit loads it instead of recomputing it
       k++;
     }
     return k;
+  }
+}
+
+/**
+ * A second KV tier in host memory (KV offload: vLLM's CPU offloading,
+ * LMCache, SGLang's HiCache): the prefix blocks the device cache evicts move
+ * here, least recently evicted dropped first when it is full, and a prompt
+ * that finds its next blocks here loads them over the host link instead of
+ * recomputing them. A block is in one tier at a time: loading one moves it
+ * back to the device.
+ *
+ * Invariant (tested): at most `capacity` blocks; none also in the device
+ * cache's index.
+ */
+export class HostTier {
+  /** Blocks it holds at most. */
+  readonly capacity: number;
+  /** Keys held, least recently put first (a Map keeps insertion order). */
+  readonly #keys = new Map<number, true>();
+  /** Blocks put here so far (offloaded). */
+  offloaded = 0;
+  /** Blocks dropped because it was full. */
+  dropped = 0;
+
+  /** @param capacity blocks it holds at most (≥ 0) */
+  constructor(capacity: number) {
+    this.capacity = capacity;
+  }
+
+  /** Blocks held. */
+  get size(): number {
+    return this.#keys.size;
+  }
+
+  /** Whether block `key` is here. */
+  has(key: number): boolean {
+    return this.#keys.has(key);
+  }
+
+  /** An evicted device block moves here (the least recently put goes when full). */
+  put(key: number): void {
+    if (this.capacity <= 0) return;
+    this.#keys.delete(key);
+    if (this.#keys.size >= this.capacity) {
+      const oldest = this.#keys.keys().next().value!;
+      this.#keys.delete(oldest);
+      this.dropped++;
+    }
+    this.#keys.set(key, true);
+    this.offloaded++;
+  }
+
+  /** Block `key` leaves (loaded back to the device, or computed there again). */
+  take(key: number): boolean {
+    return this.#keys.delete(key);
+  }
+
+  /** How many of `keys[from..max)` follow on here, from `from`. */
+  run(keys: readonly number[], from: number, max: number): number {
+    let n = 0;
+    while (from + n < max && from + n < keys.length && this.#keys.has(keys[from + n])) n++;
+    return n;
   }
 }

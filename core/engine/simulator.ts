@@ -388,7 +388,11 @@ class Simulation {
     const now = this.#now;
     e.busy = true;
     e.stepStart = now;
-    const dt = Math.max(1, Math.round(e.spec.cost.stepTime(e.shape) * 1e6));
+    let dt = Math.max(1, Math.round(e.spec.cost.stepTime(e.shape) * 1e6));
+    if (e.hostLoad > 0) {
+      dt += Math.round(e.hostLoad * 1e6);
+      e.hostLoad = 0;
+    }
     if (!(dt < Number.MAX_SAFE_INTEGER)) {
       throw new RangeError(`engine ${e.spec.label}: step time is not finite (${dt} µs)`);
     }

@@ -156,6 +156,9 @@ export function engineStats(e: EngineState): EngineStats {
     cacheHitBlocks: e.ledger.hitBlocks,
     cachePromptTokens: e.ledger.promptTokens,
     cacheHitTokens: e.ledger.hitTokens,
+    ...(e.ledger.cache?.host
+      ? { cacheHostHitTokens: e.ledger.hostHitTokens, hostBlocks: e.ledger.cache.host.size }
+      : {}),
     cacheReferenced: e.ledger.cache?.referenced ?? 0,
     maxSeqs: e.spec.maxSeqs,
     seqTime: e.seqTime,

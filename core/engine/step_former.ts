@@ -213,9 +213,10 @@ export class StepFormer implements StepBuilder {
 
   /**
    * Seats `r` (out of the waiting queue already) holding its `hit` cached blocks and `need` new ones, with
-   * `full − need` more set aside; its cached tokens count as computed.
+   * `full − need` more set aside; its cached tokens count as computed. The first `loaded` of its new blocks come from
+   * the host tier (KV offload): they join the device cache as it loads them, before the step that computes the rest.
    */
-  admit(r: Request, hit: number, need: number, full: number): void {
+  admit(r: Request, hit: number, need: number, full: number, loaded = 0): void {
     const e = this.#e;
     const ledger = e.ledger;
     const cache = ledger.cache;
@@ -223,16 +224,22 @@ export class StepFormer implements StepBuilder {
     const keys = r.cacheKeys;
     if (cache && keys) { for (let j = 0; j < hit; j++) cache.acquire(keys[j]); }
     ledger.take(r, need, full);
-    const past = hit * bs;
+    if (loaded > 0) {
+      for (let j = hit; j < hit + loaded; j++) cache!.insert(keys![j]);
+      e.hostLoad += loaded * (e.spec.hostBlockLoadSeconds ?? 0);
+      ledger.hostHitBlocks += loaded;
+      ledger.hostHitTokens += loaded * bs;
+    }
+    const past = (hit + loaded) * bs;
     r.blocks = hit + need;
-    r.cachedBlocks = hit;
+    r.cachedBlocks = hit + loaded;
     r.computed = past;
-    e.outstanding -= past; // cached tokens are never computed: no longer outstanding work
+    e.outstanding -= past; // cached and loaded tokens are never computed: no longer outstanding work
     if (cache && keys) {
       ledger.promptBlocks += Math.ceil(r.input / bs);
       ledger.hitBlocks += hit;
       ledger.promptTokens += r.input;
-      ledger.hitTokens += past;
+      ledger.hitTokens += hit * bs;
     }
     e.seat(r);
   }
@@ -253,7 +260,11 @@ export class StepFormer implements StepBuilder {
       const hit = this.cacheHit(r);
       // Hit blocks no request uses: they count among the evictable blocks until this request takes them.
       const hitFree = hit > 0 ? cache!.unreferenced(r.cacheKeys!, hit) : 0;
-      const past = hit * bs;
+      // The blocks after them that the host tier holds are loaded, not computed (new device blocks all the same).
+      const loaded = cache?.host && r.computed === 0
+        ? cache.host.run(r.cacheKeys!, hit, Math.floor((r.input - 1) / bs))
+        : 0;
+      const past = (hit + loaded) * bs;
       const remaining = r.known - past;
       // Chunked prefill off: a (re)computation goes in one step. One longer
       // than the whole budget (only a preempted request's recomputation of
@@ -290,7 +301,7 @@ export class StepFormer implements StepBuilder {
       const fits = whole && full <= ledger.available - hitFree - this.#watermark;
       if (!fits) break;
       e.waiting.shift();
-      this.admit(r, hit, need, full);
+      this.admit(r, hit, need, full, loaded);
       this.take(r, n, e.shape);
       budget -= n;
     }

@@ -109,6 +109,10 @@ export interface EngineSpec {
   readonly draftAcceptances?: readonly number[];
   /** The model's context length (prompt + output), when known. */
   readonly maxModelLen?: number;
+  /** KV offload: blocks of the host tier the prefix cache's evicted blocks move to (0 or absent: none). */
+  readonly hostKvBlocks?: number;
+  /** Seconds to load one block from the host tier over the host link (all the engine's devices at once). */
+  readonly hostBlockLoadSeconds?: number;
 }
 
 /** The client's workload: synthetic (arrival, lengths, classes) or a request source such as a trace. */
@@ -359,6 +363,10 @@ export interface EngineStats {
   readonly cachePromptTokens: number;
   /** Prompt tokens found cached (skipped by prefill). */
   readonly cacheHitTokens: number;
+  /** Prompt tokens loaded from the host tier (KV offload) instead of computed (absent: no host tier). */
+  readonly cacheHostHitTokens?: number;
+  /** Blocks the host tier holds at the end (absent: no host tier). */
+  readonly hostBlocks?: number;
   /** Σ reference counts of cached blocks at the end (0 when every request left). */
   readonly cacheReferenced: number;
   /** `max_num_seqs` of the engine. */

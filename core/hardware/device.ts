@@ -79,6 +79,12 @@ export interface DeviceSpec {
    */
   readonly seqOverhead?: number;
   /**
+   * Achieved host ↔ device bandwidth of one device, B/s (its PCIe or C2C
+   * link): what KV offload loads cached blocks over. Absent: unknown (KV
+   * offload then takes the instance's communication_config).
+   */
+  readonly hostLinkBandwidth?: number;
+  /**
    * Latency per request between the client's send and the engine seeing it
    * (API server, tokenization, inter-process hand-off), seconds: it delays
    * each request, not the steps. 0 unless an engine profile or a device

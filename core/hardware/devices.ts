@@ -250,6 +250,7 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     efficiency: H100_EFFICIENCY,
     scaleUpBandwidth: 450 * G,
     scaleOutBandwidth: 50 * G,
+    hostLinkBandwidth: 55 * G, // PCIe 5 ×16, ~55 GB/s measured host ↔ device on H200 (same link; reference/hardware.md)
     provenance: "measured on H100/H800: matmul, attention, HBM (§1); kernel and step costs carried over from A100",
     extrapolated: true,
   }),
@@ -261,6 +262,7 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     efficiency: H100_EFFICIENCY,
     scaleUpBandwidth: 200 * G, // DeepEP measures ~160 GB/s achieved
     scaleOutBandwidth: 50 * G,
+    hostLinkBandwidth: 55 * G, // PCIe 5 ×16, as H100 (~55 GB/s measured on H200; reference/hardware.md)
     provenance: "as H100 (same die); HBM from FlashMLA on H800 (§1)",
     extrapolated: true,
   }),
@@ -273,6 +275,7 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     efficiency: { matmul: 0.8, matmulLowPrecision: 0.73, attention: 0.75, memory: 0.9, link: LINK_EFF },
     scaleUpBandwidth: 450 * G,
     scaleOutBandwidth: 50 * G,
+    hostLinkBandwidth: 55 * G, // PCIe 5 ×16: ~55 GB/s measured host ↔ device (reference/hardware.md)
     provenance: "H100 factors (same compute die); FP8 matmul checked on H200 (§1)",
     extrapolated: true,
   }),
@@ -301,6 +304,7 @@ export const DEVICE_CATALOG: Readonly<Record<string, DeviceSpec>> = Object.freez
     efficiency: A100_EFFICIENCY,
     scaleUpBandwidth: 31 * G, // no NVLink: PCIe Gen4 x16
     scaleOutBandwidth: 12.5 * G,
+    hostLinkBandwidth: 31 * G, // PCIe 4 ×16, ~31 GB/s (reference/hardware.md)
     provenance: "no L40S calibration: A100 factors carried over",
     extrapolated: true,
   }),

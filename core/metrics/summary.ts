@@ -171,6 +171,8 @@ export interface PrefixCacheStats {
   readonly promptTokens: number;
   /** Of which were found cached (not prefilled). */
   readonly hitTokens: number;
+  /** Of which were loaded from a host tier (KV offload) instead of prefilled; present with a host tier. */
+  readonly hostHitTokens?: number;
 }
 
 /** The statistics of a column of either table (the guide's or the ext one). */
@@ -322,6 +324,9 @@ function cacheStats(result: SimulationResult): { prefixCache?: PrefixCacheStats 
       hitBlocks: e.reduce((s, x) => s + x.cacheHitBlocks, 0),
       promptTokens: e.reduce((s, x) => s + x.cachePromptTokens, 0),
       hitTokens: e.reduce((s, x) => s + x.cacheHitTokens, 0),
+      ...(e.some((x) => x.cacheHostHitTokens !== undefined)
+        ? { hostHitTokens: e.reduce((s, x) => s + (x.cacheHostHitTokens ?? 0), 0) }
+        : {}),
     },
   };
 }

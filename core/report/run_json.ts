@@ -254,6 +254,9 @@ export function simulationSection(out: RunOutput): Record<string, unknown> {
     unservable_requests: summary.unservable,
     // Scenario metric names (null: no prefix cache looked anything up; no engine served a request).
     prefix_hit_rate: summary.prefixCache ? summary.prefixCache.hitTokens / summary.prefixCache.promptTokens : null,
+    host_hit_rate: summary.prefixCache?.hostHitTokens !== undefined
+      ? summary.prefixCache.hostHitTokens / summary.prefixCache.promptTokens
+      : null,
     load_imbalance: Number.isFinite(summary.loadImbalance) ? summary.loadImbalance : null,
     ...(summary.prefixCache
       ? {
@@ -264,6 +267,12 @@ export function simulationSection(out: RunOutput): Record<string, unknown> {
           prompt_tokens: summary.prefixCache.promptTokens,
           hit_tokens: summary.prefixCache.hitTokens,
           token_hit_rate: summary.prefixCache.hitTokens / summary.prefixCache.promptTokens,
+          ...(summary.prefixCache.hostHitTokens !== undefined
+            ? {
+              host_hit_tokens: summary.prefixCache.hostHitTokens,
+              host_token_hit_rate: summary.prefixCache.hostHitTokens / summary.prefixCache.promptTokens,
+            }
+            : {}),
         },
       }
       : {}),

@@ -156,6 +156,13 @@ const EXTRA: Record<string, { read: (s: Summary) => number; unit: MetricUnit; be
     unit: "fraction",
     better: "higher",
   },
+  host_hit_rate: {
+    read: (
+      s,
+    ) => (s.prefixCache?.hostHitTokens !== undefined ? s.prefixCache.hostHitTokens / s.prefixCache.promptTokens : NaN),
+    unit: "fraction",
+    better: "higher",
+  },
   load_imbalance: { read: (s) => s.loadImbalance, unit: "fraction", better: "lower" },
 };
 
