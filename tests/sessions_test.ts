@@ -223,3 +223,31 @@ serving_config: {engine: vllm, enable_prefix_caching: true, routing_policy: ${ro
     assert.ok(r.ttft < ll.ttft, `TTFT p50 ${r.ttft} against least-loaded's ${ll.ttft}`);
   }
 });
+
+Deno.test("kv_offload: host blocks from host memory, their load time from the device's host link or the device file's", () => {
+  const common = (extra: string) =>
+    `model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
+load_gen: {load_gen_type: fixed_length, num_requests: 2, num_input_tokens: 100, num_output_tokens: 10}
+serving_config: {engine: vllm, block_size: 16, ${extra}}
+`;
+  const inst = (device: string) =>
+    `instance_groups: [{num_instances: 1, num_devices_per_instance: 1, device_type: ${device}, pd_role: both}]`;
+  const engine = (device: string, extra: string, files: Record<string, string> = {}) =>
+    runFiles(["i.yaml"], "c.yaml", { fs: memoryFs({ "i.yaml": inst(device), "c.yaml": common(extra), ...files }) })
+      .assembled.input.engines[0];
+  // Llama-3.1-8B: 32 layers × 8 KV heads × 128 × 2 (K and V) × 2 bytes = 131,072 bytes a token, 2 MiB a 16-token block.
+  const block = 16 * 131072;
+  const h100 = engine("H100_SXM_80G", "enable_prefix_caching: true, kv_offload: {host_memory_gb: 64}");
+  assert.equal(h100.hostKvBlocks, Math.floor(64e9 / block));
+  assert.equal(h100.hostBlockLoadSeconds, block / 55e9, "PCIe 5 ×16: 55 GB/s");
+  const given = engine("H100_SXM_80G", "enable_prefix_caching: true, kv_offload: {host_memory_gb: 1, bandwidth: 1e9}");
+  assert.equal(given.hostBlockLoadSeconds, block / 1e9);
+  const device = "memory_gib: 96\nhbm_bandwidth_tb_s: 4\ntflops: {bf16: 989}\nhost_link_bandwidth_gb_s: 450\n";
+  const c2c = engine("gh.yaml", "enable_prefix_caching: true, kv_offload: {host_memory_gb: 64}", { "gh.yaml": device });
+  assert.equal(c2c.hostBlockLoadSeconds, block / 450e9, "the device file's link (C2C)");
+  assert.equal(engine("H100_SXM_80G", "enable_prefix_caching: true").hostKvBlocks, undefined, "no tier unless asked");
+  assert.throws(
+    () => engine("H100_SXM_80G", "enable_prefix_caching: false, kv_offload: {host_memory_gb: 64}"),
+    /c\.yaml:\d+:\d+: serving_config\.kv_offload: KV offload moves the prefix cache's evicted blocks: set enable_prefix_caching: true$/,
+  );
+});

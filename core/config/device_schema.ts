@@ -18,6 +18,7 @@
  * step_overhead_us: 500         # host cost per engine step
  * seq_overhead_us: 0            # host cost per sequence in a step (sampling, detokenization); 0 = not modelled
  * request_overhead_us: 0        # latency per request before the engine sees it (API server, tokenization); 0 = none
+ * host_link_bandwidth_gb_s: 55  # optional: achieved host ↔ device bandwidth (PCIe, C2C), what KV offload loads over
  * ```
  *
  * @module
@@ -79,6 +80,7 @@ export const DeviceFileSchema = mapping({
   step_overhead_us: micros().default(500),
   seq_overhead_us: micros().default(0),
   request_overhead_us: micros().default(0),
+  host_link_bandwidth_gb_s: capacity().optional(),
 });
 
 /** A validated device file. */
@@ -115,6 +117,7 @@ export function deviceFromFile(f: DeviceFile, fallbackName: string): DeviceSpec 
     stepOverhead: f.step_overhead_us * 1e-6,
     seqOverhead: f.seq_overhead_us * 1e-6,
     requestOverhead: f.request_overhead_us * 1e-6,
+    ...(f.host_link_bandwidth_gb_s !== undefined ? { hostLinkBandwidth: f.host_link_bandwidth_gb_s * 1e9 } : {}),
     provenance: `device file ${fallbackName}`,
     extrapolated: false,
   };
