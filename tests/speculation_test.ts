@@ -8,13 +8,9 @@ import assert from "node:assert/strict";
 import { simulate } from "../core/engine/simulator.ts";
 import { expectedDrafts } from "../core/engine/step_accounting.ts";
 import { input, linearCost } from "../core/engine/_fixtures.ts";
-import { RooflineCostModel } from "../core/hardware/roofline.ts";
+import type { RooflineCostModel } from "../core/hardware/roofline.ts";
+import { catalogCost } from "../core/hardware/_fixtures.ts";
 import { decodeBatch } from "../core/hardware/batch.ts";
-import { tensorParallel } from "../core/hardware/layout.ts";
-import { linearQuant } from "../core/hardware/quant.ts";
-import { DEVICE_CATALOG } from "../core/hardware/devices.ts";
-import { MODEL_CATALOG } from "../core/model/catalog.ts";
-import { modelSpecFromHf } from "../core/model/model_spec.ts";
 import { runFiles } from "../core/assembly/run.ts";
 import { memoryFs } from "./_helpers.ts";
 import { launchSettings } from "../core/launch/settings.ts";
@@ -55,19 +51,9 @@ Deno.test("a request's decode steps with 2 drafts accepted at 0.75 and then 0.5,
   assert.equal(result.requests.finish[0], 105 * 1000, "105 steps of 1 ms");
 });
 
-/** Llama-3.1-8B on one H100 with `spec` speculation. */
+/** Llama-3.1-8B on one H100 with `draftTokens` drafts from `drafter`. */
 function cost(draftTokens: number, drafter?: "module" | "none"): RooflineCostModel {
-  const id = "meta-llama/Llama-3.1-8B-Instruct";
-  const d = DEVICE_CATALOG.H100_SXM_80G;
-  return new RooflineCostModel({
-    model: modelSpecFromHf(id, MODEL_CATALOG[id], (f) => assert.fail(f)),
-    device: d,
-    layout: tensorParallel(1),
-    linear: linearQuant("DISABLED", 32, d),
-    lmheadWeightBytes: 2,
-    kvBytes: 2,
-    host2deviceBandwidth: 0,
-    blockSize: 16,
+  return catalogCost("meta-llama/Llama-3.1-8B-Instruct", "H100_SXM_80G", {
     draftTokens,
     ...(drafter ? { drafter } : {}),
   });

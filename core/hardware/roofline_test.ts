@@ -1,30 +1,16 @@
 import assert from "node:assert/strict";
-import { MODEL_CATALOG } from "../model/catalog.ts";
-import { modelSpecFromHf } from "../model/model_spec.ts";
 import { DEVICE_CATALOG } from "./devices.ts";
 import { sizeMemory } from "./memory.ts";
 import { linearQuant } from "./quant.ts";
-import { RooflineCostModel } from "./roofline.ts";
+import type { RooflineCostModel } from "./roofline.ts";
+import { catalogCost } from "./_fixtures.ts";
 import { decodeBatch, prefillBatch } from "./batch.ts";
-import { tensorParallel } from "./layout.ts";
 import type { StepBreakdown } from "./roofline.ts";
 import { KernelTables } from "./kernel_tables.ts";
 import type { BatchShape } from "./batch.ts";
 
 function model(id: string, device: string, tp = 1, quant = "DISABLED", graphSizes?: number[]) {
-  const m = modelSpecFromHf(id, MODEL_CATALOG[id], (f) => assert.fail(f));
-  const d = DEVICE_CATALOG[device];
-  return new RooflineCostModel({
-    model: m,
-    device: d,
-    layout: tensorParallel(tp),
-    linear: linearQuant(quant, 32, d),
-    lmheadWeightBytes: 2,
-    kvBytes: 2,
-    host2deviceBandwidth: 0,
-    blockSize: 16,
-    graphSizes,
-  });
+  return catalogCost(id, device, { tp, quant, ...(graphSizes ? { graphSizes } : {}) });
 }
 
 const decode = decodeBatch;
@@ -137,21 +123,7 @@ Deno.test("the padded CUDA-graph shape carries the step's own host share, never 
 Deno.test("the cost model's memos (token-count parts, LM head, decode attention by batch size and context sum) never change a step's time: any order, any history, bit for bit", () => {
   const tables = KernelTables.of("H100_SXM_80G", "vllm");
   assert.ok(tables, "the vLLM tables of H100");
-  const fresh = (id: string) => {
-    const m = modelSpecFromHf(id, MODEL_CATALOG[id], (f) => assert.fail(f));
-    const d = DEVICE_CATALOG.H100_SXM_80G;
-    return new RooflineCostModel({
-      model: m,
-      device: d,
-      layout: tensorParallel(1),
-      linear: linearQuant("DISABLED", 32, d),
-      lmheadWeightBytes: 2,
-      kvBytes: 2,
-      host2deviceBandwidth: 0,
-      blockSize: 16,
-      kernelTables: tables,
-    });
-  };
+  const fresh = (id: string) => catalogCost(id, "H100_SXM_80G", { kernelTables: tables });
   let seed = 29;
   const draw = (n: number) => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
