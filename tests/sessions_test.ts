@@ -251,3 +251,126 @@ serving_config: {engine: vllm, block_size: 16, ${extra}}
     /c\.yaml:\d+:\d+: serving_config\.kv_offload: KV offload moves the prefix cache's evicted blocks: set enable_prefix_caching: true$/,
   );
 });
+
+Deno.test("a full host tier never drops the blocks an admission is loading (regression: its own eviction did)", () => {
+  // One engine of 120 blocks, sessions whose history overflows it, host tiers from 4 blocks (full at once) to 256: an
+  // admission that makes room offloads blocks into the tier, which drops its oldest. Every load takes a block the
+  // tier holds (the admission checks it and throws otherwise), and loads happen.
+  let loads = 0;
+  for (let seed = 0; seed < 10; seed++) {
+    for (const host of [4, 16, 64, 256]) {
+      const r = simulate({
+        engines: [engineSpec({
+          prefixCaching: true,
+          kvBlocks: 120,
+          blockSize: 16,
+          hostKvBlocks: host,
+          hostBlockLoadSeconds: 1e-5,
+          cost: linearCost(0.5, 0.001),
+        })],
+        routing: "least_loaded",
+        workload: {
+          numRequests: 200,
+          input: { dist: "fixed", value: 1 },
+          output: { dist: "fixed", value: 1 },
+          classes: [{
+            name: "c",
+            weight: 1,
+            input: { dist: "uniform", min: 20, max: 200 },
+            output: { dist: "uniform", min: 1, max: 60 },
+            sharedPrefixTokens: 64,
+            prefixGroups: 3,
+          }],
+          sessions: spec({
+            turns: { dist: "uniform", min: 1, max: 6 },
+            thinkTime: { dist: "exponential", mean: 0.3 },
+            maxContext: 1500,
+          }),
+          arrival: { rate: 20, process: "poisson", cv: 1 },
+          maxConcurrency: 1000,
+          seed,
+        },
+      });
+      loads += r.engines[0].cacheHostHitTokens! / 16;
+      assert.ok(r.engines[0].hostBlocks! <= host);
+    }
+  }
+  assert.ok(loads > 1000, `${loads} blocks loaded`);
+});
+
+Deno.test("session affinity under PD keeps a conversation on its prefill engine; think times are at least 1 µs", () => {
+  const engines = [
+    ...[0, 1, 2].map((i) => engineSpec({ role: "prefill", instance: i, label: `p${i}`, prefixCaching: true })),
+    ...[0, 1].map((i) => engineSpec({ role: "decode", instance: i, label: `d${i}`, group: 1 })),
+  ];
+  const prefill = new Map<Session, Set<number>>();
+  const turnOf: Session[] = [];
+  simulate({
+    engines,
+    routing: "session_affinity",
+    workload: {
+      numRequests: 240,
+      input: { dist: "fixed", value: 1 },
+      output: { dist: "fixed", value: 1 },
+      classes: [chat(64)],
+      sessions: spec({ turns: { dist: "fixed", value: 3 }, thinkTime: { dist: "fixed", value: 0 } }),
+      arrival: { rate: 5, process: "poisson", cv: 1 },
+      maxConcurrency: 1000,
+      seed: 3,
+    },
+  }, {
+    onArrival: (d) => {
+      const s = d.session as Session;
+      turnOf.push(s);
+      for (const t of s.thinks) assert.ok(t >= 1, "a zero think time is 1 µs");
+    },
+    onRecord: (r) => {
+      const s = turnOf[r.id];
+      // A request's engine is its prefill engine (its decode engine is chosen at the hand-off).
+      prefill.set(s, (prefill.get(s) ?? new Set()).add(r.engine));
+    },
+  });
+  assert.ok(prefill.size >= 70, `${prefill.size} sessions`);
+  for (const [s, e] of prefill) assert.equal(e.size, 1, `session ${s.id} on prefill engines ${[...e]}`);
+});
+
+Deno.test("session and offload mistakes are located errors; a conversation stops at the model's context by default", () => {
+  const inst = "instance_groups: [{num_instances: 1, num_devices_per_instance: 1, device_type: H100_SXM_80G, " +
+    "pd_role: both}]";
+  const common = (sessions: string, serving = "engine: vllm") =>
+    `model_config: {name: meta-llama/Llama-3.1-8B-Instruct, quantize_linear_action: DISABLED}
+load_gen:
+  load_gen_type: synthetic
+  num_requests: 40
+  arrival: {request_rate: 1}
+  input_tokens: {dist: fixed, value: 2000}
+  output_tokens: {dist: fixed, value: 500}
+  sessions: ${sessions}
+serving_config: {${serving}}
+`;
+  const run = (sessions: string, serving?: string) =>
+    runFiles(["i.yaml"], "c.yaml", { fs: memoryFs({ "i.yaml": inst, "c.yaml": common(sessions, serving) }) });
+  assert.throws(
+    () => run("{turns: {dist: fixed, value: 3}, think_time: {dist: lognormal, mean: 0, std: 2}}"),
+    /c\.yaml:\d+:\d+: load_gen\.sessions\.think_time\.mean: expected a positive number, got 0$/,
+  );
+  assert.throws(
+    () => run("{turns: {dist: fixed, value: 3}, think_time: {dist: fixed, value: 1}, max_context_tokens: 20000000}"),
+    /load_gen\.sessions\.max_context_tokens: expected at most 16000000 tokens of conversation, got 20000000$/,
+  );
+  // 40,000 turns asked: Llama-3.1-8B's 131,072-token context ends each conversation after 52 turns of 2,500 tokens.
+  const long = run("{turns: {dist: fixed, value: 40000}, think_time: {dist: fixed, value: 0.1}}");
+  assert.equal(long.summary.overall.total_requests, 40);
+  assert.ok(long.summary.perMetric.INPUT_TOKENS.MAX < 131072);
+  for (const engine of ["sglang", "mindie"]) {
+    assert.throws(
+      () =>
+        run(
+          "{turns: {dist: fixed, value: 3}, think_time: {dist: fixed, value: 1}}",
+          `engine: ${engine}, enable_prefix_caching: true, kv_offload: {host_memory_gb: 8}`,
+        ),
+      /serving_config\.kv_offload: (SGLang|MindIE)'s scheduling loop does not read a host KV tier here/,
+      engine,
+    );
+  }
+});

@@ -8,6 +8,8 @@
  * @module
  */
 import { publishedAcceptance } from "../config/speculation.ts";
+import { runsSglangLoop } from "../engine/sglang_former.ts";
+import { runsMindieLoop } from "../engine/mindie_former.ts";
 import type { ServingConfig } from "../config/types.ts";
 import type { YamlSource } from "../config/source.ts";
 import { kvValueBytes, linearQuant } from "../hardware/quant.ts";
@@ -353,11 +355,20 @@ export function assemble(cfg: LoadedConfig, options: AssemblyOptions = {}): Asse
       );
     }
   }
+  // The host tier is read by the vLLM-style admission; SGLang's and MindIE's own loops admit by their own rules.
+  const ownLoop = engines.find((e) => (e.hostKvBlocks ?? 0) > 0 && (runsSglangLoop(e) || runsMindieLoop(e)));
+  if (ownLoop) {
+    cfg.commonSource.fail(
+      ["serving_config", "kv_offload"],
+      `${runsSglangLoop(ownLoop) ? "SGLang's" : "MindIE's"} scheduling loop does not read a host KV tier here ` +
+        `(only the vLLM-style scheduler does): drop kv_offload or serve with another engine`,
+    );
+  }
   const input: SimulationInput = {
     engines,
     routing: sc.routing_policy,
     ...(sc.prefix_aware_weights ? { routingWeights: sc.prefix_aware_weights } : {}),
-    workload: workloadOf(cfg.commonSource, lg, sc.max_concurrency, options.seed, cfg.trace, limits),
+    workload: workloadOf(cfg.commonSource, lg, sc.max_concurrency, options.seed, cfg.trace, limits, model.maxPositions),
   };
   return { input, model, groups, notices, config: cfg };
 }

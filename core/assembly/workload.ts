@@ -90,6 +90,7 @@ export function workloadOf(
   seed?: number,
   trace?: LoadedTrace,
   limits: RunLimits = DEFAULT_LIMITS,
+  contextLength?: number,
 ): WorkloadSpec {
   if (lg.load_gen_type === "fixed_length") {
     checkRequests(src, lg.num_requests, limits);
@@ -202,7 +203,7 @@ export function workloadOf(
     );
   }
   const one = classes.length === 1 ? classes[0] : undefined;
-  const sessions = lg.sessions ? sessionSpec(src, lg.sessions) : undefined;
+  const sessions = lg.sessions ? sessionSpec(src, lg.sessions, contextLength) : undefined;
   return {
     ...(sessions ? { sessions } : {}),
     ...(lg.dataset ? { dataset: lg.dataset } : {}),
@@ -221,18 +222,25 @@ export function workloadOf(
   };
 }
 
-/** The sessions of a synthetic workload, checked. */
-function sessionSpec(src: YamlSource, c: SessionsConfig): SessionSpec {
+/** A conversation's content ids cover 16M tokens: no session runs longer. */
+const SESSION_TOKENS = 16_000_000;
+
+/**
+ * The sessions of a synthetic workload, checked. A conversation stops
+ * before a turn that would pass `max_context_tokens`, by default the
+ * model's context length (`contextLength`), as a chat client stops at it.
+ */
+function sessionSpec(src: YamlSource, c: SessionsConfig, contextLength?: number): SessionSpec {
   const path = ["load_gen", "sessions"];
   const think = c.think_time;
   if (think.dist === "uniform" && think.min > think.max) {
     src.fail([...path, "think_time", "max"], `must be ≥ min (${think.min}), got ${think.max}`);
   }
-  return {
-    turns: lengthDist(src, [...path, "turns"], c.turns),
-    thinkTime: think,
-    maxContext: c.max_context_tokens ?? Infinity,
-  };
+  const max = c.max_context_tokens ?? contextLength ?? SESSION_TOKENS;
+  if (max > SESSION_TOKENS) {
+    src.fail([...path, "max_context_tokens"], `expected at most ${SESSION_TOKENS} tokens of conversation, got ${max}`);
+  }
+  return { turns: lengthDist(src, [...path, "turns"], c.turns), thinkTime: think, maxContext: max };
 }
 
 /** A stand-in distribution covering every class's lengths (for bounds and descriptions). */

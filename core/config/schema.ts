@@ -255,7 +255,11 @@ export const ThinkTimeSchema = z.discriminatedUnion("dist", [
   mapping({ dist: z.literal("fixed"), value: seconds() }),
   mapping({ dist: z.literal("exponential"), mean: seconds() }),
   mapping({ dist: z.literal("uniform"), min: seconds(), max: seconds() }),
-  mapping({ dist: z.literal("lognormal"), mean: seconds(), std: seconds() }),
+  mapping({
+    dist: z.literal("lognormal"),
+    mean: positiveNumber().max(86_400, { error: (i) => `expected at most 86400 seconds (a day), ${got(i)}` }),
+    std: seconds(),
+  }),
 ], {
   error: (i) =>
     i.code === "invalid_union" ? `expected dist one of ${THINK_DISTS.join(", ")}` : `expected a mapping, ${got(i)}`,

@@ -227,7 +227,9 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
 
   /** Requests routed here and not running yet (on their way, or waiting): the queue a router's queue scorer reads. */
   get queued(): number {
-    return this.active - this.running.length;
+    // MindIE's loop keeps finished requests in its batch until its next round: never below 0.
+    const q = this.active - this.running.length;
+    return q > 0 ? q : 0;
   }
 
   /** Share of the KV blocks requests hold (cached blocks nobody uses count as free, as vLLM's usage gauge has it). */

@@ -604,7 +604,9 @@ class Simulation {
     const e = this.#engines[(tree ? tree.best() : router.choose(candidates, r)).index];
     e.routed = ++this.#routings;
     this.#touch(e.index);
-    if (r.session) r.session.engine = e.index;
+    // Affinity is to the engine a session's turns enter by (the front pool's; under PD the decode engine is chosen
+    // again at every hand-off).
+    if (r.session && router === this.#router) r.session.engine = e.index;
     return e;
   }
 

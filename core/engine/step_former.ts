@@ -223,6 +223,13 @@ export class StepFormer implements StepBuilder {
     const bs = e.spec.blockSize;
     const keys = r.cacheKeys;
     if (cache && keys) { for (let j = 0; j < hit; j++) cache.acquire(keys[j]); }
+    // The loaded blocks leave the host tier first: making room below may offload other blocks into it, and a full
+    // tier would drop its oldest, which could be these.
+    for (let j = hit; j < hit + loaded; j++) {
+      if (!cache!.host!.take(keys![j])) {
+        throw new RangeError(`request ${r.id}: block ${j} loaded from the host tier is not there`);
+      }
+    }
     ledger.take(r, need, full);
     if (loaded > 0) {
       for (let j = hit; j < hit + loaded; j++) cache!.insert(keys![j]);

@@ -297,7 +297,15 @@ export function checkPlanRequest(req: PlanRequest, fs: FileSystem = denoFileSyst
     const [insts, withRate] = scenarioSources(v.scenario, undefined, [], v.fs);
     const cfg = loadConfigSources(insts, withRate, v.fs);
     const c = cfg.common;
-    workloadOf(cfg.commonSource, c.load_gen, c.serving_config.max_concurrency, undefined, cfg.trace, c.limits);
+    workloadOf(
+      cfg.commonSource,
+      c.load_gen,
+      c.serving_config.max_concurrency,
+      undefined,
+      cfg.trace,
+      c.limits,
+      cfg.model.maxPositions,
+    );
   } catch (e) {
     throw requestError(e, probe, rateKey(common)) ?? e;
   }

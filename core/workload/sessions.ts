@@ -207,7 +207,11 @@ export class SessionSource implements RequestSource {
     }
     const n = inputs.length;
     const thinks = new Float64Array(Math.max(0, n - 1));
-    for (let k = 0; k + 1 < n; k++) thinks[k] = Math.round(drawThink(this.#spec.thinkTime, this.#draws) * 1e6);
+    // At least 1 µs: a turn goes after the instant the turn before it finished, never within it (the simulator forms
+    // an engine's next step at a step's end when nothing else that instant can bring it a request).
+    for (let k = 0; k + 1 < n; k++) {
+      thinks[k] = Math.max(1, Math.round(drawThink(this.#spec.thinkTime, this.#draws) * 1e6));
+    }
     this.#allotted += n;
     const id = this.#sessions++;
     const s = new Session(
