@@ -374,3 +374,25 @@ serving_config: {${serving}}
     );
   }
 });
+
+Deno.test("a turn finds the previous turn's prompt and reply cached (full blocks), as vLLM V1 keeps them", () => {
+  // Turn 1: a 100-token message, a 50-token reply: 149 tokens with KV (the last sampled token never is), 9 full
+  // 16-token blocks. Turn 2's prompt is those 150 tokens and a 100-token message: it finds the 9 blocks, 144 tokens
+  // (the prompt's 6 blocks alone would be 96).
+  const r = simulate({
+    engines: [engineSpec({ prefixCaching: true, blockSize: 16, kvBlocks: 1000, cost: linearCost(1) })],
+    routing: "least_loaded",
+    workload: {
+      numRequests: 2,
+      input: { dist: "fixed", value: 100 },
+      output: { dist: "fixed", value: 50 },
+      classes: [{ ...chat(0), input: { dist: "fixed", value: 100 }, output: { dist: "fixed", value: 50 } }],
+      sessions: spec({ turns: { dist: "fixed", value: 2 }, thinkTime: { dist: "fixed", value: 1 } }),
+      arrival: { rate: 1, process: "constant", cv: 1 },
+      maxConcurrency: 10,
+      seed: 0,
+    },
+  });
+  assert.deepEqual([...r.requests.input], [100, 250]);
+  assert.equal(r.engines[0].cacheHitTokens, 144);
+});

@@ -27,7 +27,7 @@ import type { GapCounts } from "./gap_counts.ts";
 import { KvLedger, ROOM_FREED, ROOM_LOST, ROOM_PREEMPTED } from "./kv_ledger.ts";
 import { LAZY_AFTER, LazyDecode } from "./lazy_decode.ts";
 import { dropKv } from "./preemption.ts";
-import { routeKeys } from "./prefix_cache.ts";
+import { blockKeys, routeKeys } from "./prefix_cache.ts";
 import type { Request } from "./request.ts";
 import { addDecodes, StepFormer } from "./step_former.ts";
 import { runsSglangLoop, SglangFormer } from "./sglang_former.ts";
@@ -458,9 +458,36 @@ export class Engine extends EngineCounters implements EngineLoad, EngineState {
       return false;
     }
     this.ledger.unreserve(r);
+    this.#cacheReply(r);
     this.ledger.release(r, r.blocks, true);
     r.blocks = 0;
     return true;
+  }
+
+  /**
+   * A finished request whose content ids go on past its prompt (a session's
+   * turn: the next turn's prompt holds this reply) keeps its reply's full
+   * blocks cached as vLLM V1 and SGLang keep every full block, so the next
+   * turn finds the reply as well as the prompt. Only the next turn can hit
+   * them, and it comes after this one finished: keying them now rather than
+   * as they fill gives the same hits. They join the cache after its prompt
+   * blocks, which must all be this request's (no gap in the chain).
+   */
+  #cacheReply(r: Request): void {
+    const cache = this.ledger.cache;
+    const p = r.prefix;
+    const prompt = r.cacheKeys;
+    if (!cache || !p || !prompt || p.ids.length * p.blockTokens <= r.input || r.cachedBlocks !== prompt.length) return;
+    const bs = this.spec.blockSize;
+    // Tokens with KV: the prompt and every output token but the last (sampled, never fed back).
+    const full = Math.min(r.blocks, Math.floor((r.input + r.generated - 1) / bs));
+    if (full <= r.cachedBlocks) return;
+    const keys = blockKeys(p, bs, r.input + r.generated, r.id, false);
+    while (r.cachedBlocks < full && keys[r.cachedBlocks] >= 0 && !cache.has(keys[r.cachedBlocks])) {
+      cache.insert(keys[r.cachedBlocks++]);
+    }
+    r.cacheKeys = keys;
+    if (r.firstOwnBlock < r.cachedBlocks) r.firstOwnBlock = r.cachedBlocks;
   }
 
   /** Counts the step about to run for `dt` µs (occupancy and utilisation). */
