@@ -35,9 +35,7 @@ export class KvLedger {
   promptTokens = 0;
   /** Of them, tokens found in the prefix cache. */
   hitTokens = 0;
-  /** Prompt blocks loaded from the host tier (KV offload) instead of computed. */
-  hostHitBlocks = 0;
-  /** Their tokens. */
+  /** Prompt tokens loaded from the host tier (KV offload) instead of computed. */
   hostHitTokens = 0;
 
   /**

@@ -223,18 +223,17 @@ export class StepFormer implements StepBuilder {
     const bs = e.spec.blockSize;
     const keys = r.cacheKeys;
     if (cache && keys) { for (let j = 0; j < hit; j++) cache.acquire(keys[j]); }
-    // The loaded blocks leave the host tier first: making room below may offload other blocks into it, and a full
-    // tier would drop its oldest, which could be these.
+    // The loaded blocks join the device cache (leaving the host tier) before room is made below: making room may
+    // offload other blocks into the tier, and a full tier would drop its oldest, which could be these.
     for (let j = hit; j < hit + loaded; j++) {
-      if (!cache!.host!.take(keys![j])) {
+      if (!cache!.host!.has(keys![j])) {
         throw new RangeError(`request ${r.id}: block ${j} loaded from the host tier is not there`);
       }
+      cache!.insert(keys![j]);
     }
     ledger.take(r, need, full);
     if (loaded > 0) {
-      for (let j = hit; j < hit + loaded; j++) cache!.insert(keys![j]);
       e.hostLoad += loaded * (e.spec.hostBlockLoadSeconds ?? 0);
-      ledger.hostHitBlocks += loaded;
       ledger.hostHitTokens += loaded * bs;
     }
     const past = (hit + loaded) * bs;

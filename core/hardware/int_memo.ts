@@ -63,6 +63,11 @@ const PAGE_MASK = (1 << PAGE_BITS) - 1;
 /** Pages held at most (16 MB); past it the memo forgets everything and starts again. */
 const MAX_PAGES = 512;
 
+/** Whether (`a`, `b`) is a pair of counts {@link PairMemo} holds. */
+function held(a: number, b: number): boolean {
+  return a >= 0 && a < PAIR_ROWS && b >= 0 && b < PAIR_COLS && (a | 0) === a && (b | 0) === b;
+}
+
 /**
  * Numbers remembered by a pair of counts (a batch size and a context sum),
  * in pages of a Float64Array made as they are first touched, so the memory
@@ -87,7 +92,7 @@ export class PairMemo {
 
   /** The value of (`a`, `b`), or NaN. */
   get(a: number, b: number): number {
-    if (!(a >= 0 && a < PAIR_ROWS && b >= 0 && b < PAIR_COLS && (a | 0) === a && (b | 0) === b)) return NaN;
+    if (!held(a, b)) return NaN;
     const row = this.#rows[a];
     if (row === undefined) return NaN;
     const page = row[b >>> PAGE_BITS];
@@ -96,7 +101,7 @@ export class PairMemo {
 
   /** Holds `v` for (`a`, `b`) when both are counts in range and `v` is a number; else does nothing. */
   set(a: number, b: number, v: number): void {
-    if (!(a >= 0 && a < PAIR_ROWS && b >= 0 && b < PAIR_COLS && (a | 0) === a && (b | 0) === b) || v !== v) return;
+    if (!held(a, b) || v !== v) return;
     let row = this.#rows[a];
     if (row === undefined) {
       // Grown one slot at a time: an index beyond the end would make the array a dictionary.
